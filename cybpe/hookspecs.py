@@ -1,0 +1,44 @@
+"""The plugin hook of cybpe: how a package adds pre-tokenizers.
+
+A plugin is a module (or any object) with one function marked ``@cybpe.hookimpl``::
+
+    import cybpe
+
+    @cybpe.hookimpl
+    def cybpe_register_pretokenizers(register):
+        \"\"\"Whitespace-only splitting, for experiments.\"\"\"
+        register("whitespace", r"\\S+|\\s+")
+
+and an entry point in its ``pyproject.toml``::
+
+    [project.entry-points."cybpe.pretokenizers"]
+    whitespace = "my_package.my_module"
+
+The built-in pre-tokenizers (``pretokenizers/`` in the source tree, imported as
+``cybpe_pretokenizers``) are ordinary plugins registered through the same group.
+"""
+
+from __future__ import annotations
+
+import pluggy
+
+PROJECT_NAME = "cybpe"
+ENTRY_POINT_GROUP = "cybpe.pretokenizers"
+
+hookspec = pluggy.HookspecMarker(PROJECT_NAME)
+hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
+
+
+@hookspec
+def cybpe_register_pretokenizers(register):  # type: ignore[no-untyped-def]
+    """Register zero or more pre-tokenizers.
+
+    :param register: call ``register(name, pattern, *, description=None, params=None,
+        scanner=None, refine=None)`` once per pre-tokenizer. ``pattern`` is the exact regex
+        string (for the ``regex`` module), or a function of the parameters returning it;
+        ``params`` maps each parameter name to ``(default, allowed_values)`` (``None`` for
+        "any value the pattern function accepts"); ``scanner`` is an optional compiled splitter
+        that gives the same spans as the pattern; ``refine`` optionally post-processes the
+        spans (for splits a leftmost regex cannot express). The description defaults to the
+        docstring of the hook implementation.
+    """

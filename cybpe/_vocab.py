@@ -20,6 +20,10 @@ class Vocab:
       GPT-2 files, HF ``tokenizer.json``).
     * ``ignore_merges``: look the whole piece up before merging (tiktoken always does; HF does
       when the flag is set in ``tokenizer.json``).
+    * ``encode_by_rank``: encode as tiktoken does, merging any adjacent pair whose bytes form a
+      token (rank = id), even when ``merges`` lists one split per token. Trained tokenizers set
+      it, so that their ids equal tiktoken's and HF's for the exported files (a merge list alone
+      would not merge ``a + bc`` into ``abc`` when ``abc`` was learned as ``ab + c``).
     * ``special_tokens`` maps each special string to its id; special ids never collide with
       ordinary ids.
     """
@@ -28,6 +32,7 @@ class Vocab:
     merges: Optional[list[tuple[int, int]]] = None
     special_tokens: dict[str, int] = field(default_factory=dict)
     ignore_merges: bool = True
+    encode_by_rank: bool = False
 
     def validate(self, source: str = "vocabulary") -> None:
         """Raise :class:`FormatError` (naming ``source``) unless the invariants above hold."""

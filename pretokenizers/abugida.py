@@ -11,6 +11,7 @@ taken as a prefix could not be given back, and a lone mark before a non-letter w
 branch at all. Without it, pieces are exactly Qwen3.5's (whose prefix is not possessive).
 """
 
+from cybpe._scanner import Scanner
 from cybpe.hookspecs import hookimpl
 
 PATTERN = (
@@ -22,4 +23,4 @@ PATTERN = (
 @hookimpl
 def cybpe_register_pretokenizers(register):
     """GPT-4 rules with combining marks (Indic vowel signs, viramas, Thai/Myanmar marks) kept in words."""
-    register("abugida", PATTERN)
+    register("abugida", PATTERN, scanner=Scanner("abugida"))

@@ -1,5 +1,6 @@
 """tiktoken's cl100k_base pre-tokenizer (GPT-3.5/GPT-4), in its current possessive form."""
 
+from cybpe._scanner import Scanner
 from cybpe.hookspecs import hookimpl
 
 #: tiktoken ``openai_public.py`` ``cl100k_base`` pat_str (possessive since 2024).
@@ -12,4 +13,4 @@ PATTERN = (
 @hookimpl
 def cybpe_register_pretokenizers(register):
     """GPT-4 (cl100k_base): case-insensitive contractions, one-char prefix + letters, digits in threes."""
-    register("cl100k", PATTERN)
+    register("cl100k", PATTERN, scanner=Scanner("cl100k"))

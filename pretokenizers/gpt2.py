@@ -1,5 +1,6 @@
 """The original GPT-2 pre-tokenizer."""
 
+from cybpe._scanner import Scanner
 from cybpe.hookspecs import hookimpl
 
 #: openai/gpt-2 ``src/encoder.py``; HF ByteLevel's built-in pattern is the same string.
@@ -12,4 +13,4 @@ PATTERN_R50K = r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|
 @hookimpl
 def cybpe_register_pretokenizers(register):
     """GPT-2 (r50k/p50k): lowercase contractions, letter/number/other runs with one leading space."""
-    register("gpt2", PATTERN)
+    register("gpt2", PATTERN, scanner=Scanner("gpt2"))

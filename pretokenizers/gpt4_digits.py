@@ -1,5 +1,6 @@
 """The GPT-4 pattern with numbers cut left to right into groups of 1, 2 or 3 digits."""
 
+from cybpe._scanner import Scanner
 from cybpe.hookspecs import hookimpl
 
 
@@ -14,4 +15,9 @@ def pattern(digits: int = 3) -> str:
 @hookimpl
 def cybpe_register_pretokenizers(register):
     """GPT-4 rules with numbers in left-to-right groups of `digits` (1, 2 or 3; 3 is cl100k)."""
-    register("gpt4-digits", pattern, params={"digits": (3, (1, 2, 3))})
+    register(
+        "gpt4-digits",
+        pattern,
+        params={"digits": (3, (1, 2, 3))},
+        scanner=lambda digits: Scanner(f"gpt4-digits{digits}"),
+    )

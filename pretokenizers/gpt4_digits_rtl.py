@@ -10,6 +10,7 @@ whole run (``\\p{N}++``) and :func:`group_digits_right_to_left` refines the span
 
 import regex
 
+from cybpe._scanner import Scanner
 from cybpe.hookspecs import hookimpl
 
 PATTERN = (
@@ -38,4 +39,9 @@ def group_digits_right_to_left(text, spans):
 @hookimpl
 def cybpe_register_pretokenizers(register):
     """GPT-4 rules with numbers grouped in threes from the right (1234567 -> 1|234|567)."""
-    register("gpt4-digits-rtl", PATTERN, refine=group_digits_right_to_left)
+    register(
+        "gpt4-digits-rtl",
+        PATTERN,
+        scanner=Scanner("gpt4-digits-rtl"),  # emits the right-to-left groups itself
+        refine=group_digits_right_to_left,
+    )

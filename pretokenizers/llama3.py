@@ -1,5 +1,6 @@
 """The Llama 3 pre-tokenizer: the original (2022, non-possessive) cl100k string."""
 
+from cybpe._scanner import Scanner
 from cybpe.hookspecs import hookimpl
 
 #: ``meta-llama/llama3`` ``Tokenizer.pat_str``; also in Llama-3's tokenizer.json.
@@ -12,4 +13,4 @@ PATTERN = (
 @hookimpl
 def cybpe_register_pretokenizers(register):
     """Llama 3: the original cl100k string (portable to HF/Oniguruma)."""
-    register("llama3", PATTERN)
+    register("llama3", PATTERN, scanner=Scanner("llama3"))

@@ -1,5 +1,6 @@
 """tiktoken's o200k_base pre-tokenizer (GPT-4o)."""
 
+from cybpe._scanner import Scanner
 from cybpe.hookspecs import hookimpl
 
 #: tiktoken ``openai_public.py`` ``o200k_base``: seven alternatives joined with ``|``.
@@ -19,4 +20,4 @@ PATTERN = "|".join(
 @hookimpl
 def cybpe_register_pretokenizers(register):
     """GPT-4o (o200k_base): case-aware words with marks, contraction suffixes, digits in threes."""
-    register("o200k", PATTERN)
+    register("o200k", PATTERN, scanner=Scanner("o200k"))

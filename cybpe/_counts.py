@@ -1,0 +1,189 @@
+"""ChunkCounts: the unique pre-tokenized chunks of a corpus with their int64 counts.
+
+Counting is the part of training that sees the raw text; it runs anywhere (other processes,
+other machines), and counts merge by addition, so training runs from the summed counts.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+from collections import Counter
+from typing import Any, Iterable, Iterator, Optional, Sequence, Union
+
+from ._atomic import atomic_write_text
+from ._pretokenizer import PreTokenizer
+from ._registry import get_pretokenizer, pretokenizer_from_spec
+from ._specials import SpecialTokenSplitter
+from .errors import FormatError, InvalidParameterError
+
+FORMAT_NAME = "cybpe-chunk-counts"
+FORMAT_VERSION = 1
+
+
+def clean_surrogates(text: str) -> str:
+    """Replace lone surrogates by U+FFFD (and join valid surrogate pairs), as tiktoken does."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
+class ChunkCounts:
+    """Unique chunk (UTF-8 bytes) → count, for one pre-tokenizer and one set of special tokens.
+
+    Build it incrementally with :meth:`update`, add instances with ``+`` or ``sum([...])``
+    (they must share the pre-tokenizer and special tokens), pickle it, or :meth:`save` /
+    :meth:`load` it. Special-token strings are cut out of the text before pre-tokenization
+    and never counted.
+    """
+
+    def __init__(
+        self,
+        pretokenizer: Union[str, PreTokenizer] = "cl100k",
+        special_tokens: Sequence[str] = (),
+        **pretokenizer_params: Any,
+    ) -> None:
+        self.pretokenizer = get_pretokenizer(pretokenizer, **pretokenizer_params)
+        self.special_tokens = tuple(sorted(set(special_tokens)))
+        self._splitter = SpecialTokenSplitter(self.special_tokens)
+        self._counts: Counter[str] = Counter()
+
+    # -- building --------------------------------------------------------------------------
+    def update(self, texts: Union[str, Iterable[str]]) -> "ChunkCounts":
+        """Count the chunks of one text or of every text of an iterable; returns self."""
+        if isinstance(texts, str):
+            texts = (texts,)
+        split = self.pretokenizer.split
+        counts = self._counts
+        for text in texts:
+            if not isinstance(text, str):
+                raise InvalidParameterError(
+                    f"ChunkCounts.update() takes str texts, not {type(text).__name__}"
+                )
+            for part in self._splitter.ordinary_parts(clean_surrogates(text)):
+                counts.update(split(part))
+        return self
+
+    def _check_compatible(self, other: "ChunkCounts") -> None:
+        if self.pretokenizer.spec() != other.pretokenizer.spec():
+            raise InvalidParameterError(
+                f"cannot add chunk counts of different pre-tokenizers: "
+                f"{self.pretokenizer!r} and {other.pretokenizer!r}"
+            )
+        if self.special_tokens != other.special_tokens:
+            raise InvalidParameterError("cannot add chunk counts with different special tokens")
+
+    def __add__(self, other: Any) -> "ChunkCounts":
+        if isinstance(other, int) and other == 0:  # so that sum([...]) works
+            return self.copy()
+        if not isinstance(other, ChunkCounts):
+            return NotImplemented
+        self._check_compatible(other)
+        result = self.copy()
+        result._counts.update(other._counts)
+        return result
+
+    __radd__ = __add__
+
+    def __iadd__(self, other: "ChunkCounts") -> "ChunkCounts":
+        if not isinstance(other, ChunkCounts):
+            return NotImplemented
+        self._check_compatible(other)
+        self._counts.update(other._counts)
+        return self
+
+    def copy(self) -> "ChunkCounts":
+        new = ChunkCounts.__new__(ChunkCounts)
+        new.pretokenizer = self.pretokenizer
+        new.special_tokens = self.special_tokens
+        new._splitter = self._splitter
+        new._counts = Counter(self._counts)
+        return new
+
+    def add_counts(self, counts: "Counter[str]") -> None:
+        """Add raw ``{chunk str: count}`` produced elsewhere with the same pre-tokenizer."""
+        self._counts.update(counts)
+
+    # -- reading ---------------------------------------------------------------------------
+    def __len__(self) -> int:
+        return len(self._counts)
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, ChunkCounts)
+            and self.pretokenizer.spec() == other.pretokenizer.spec()
+            and self.special_tokens == other.special_tokens
+            and +self._counts == +other._counts
+        )
+
+    def items(self) -> Iterator[tuple[bytes, int]]:
+        """``(chunk bytes, count)`` in a deterministic order (sorted by bytes)."""
+        encoded = [(chunk.encode("utf-8"), n) for chunk, n in self._counts.items() if n > 0]
+        encoded.sort()
+        return iter(encoded)
+
+    def most_common(self, n: Optional[int] = None) -> list[tuple[bytes, int]]:
+        return [(c.encode("utf-8"), k) for c, k in self._counts.most_common(n)]
+
+    @property
+    def total(self) -> int:
+        """Chunk occurrences counted (the sum of all counts)."""
+        return sum(self._counts.values())
+
+    def __repr__(self) -> str:
+        return f"<ChunkCounts {len(self)} unique chunks, {self.total} occurrences, {self.pretokenizer!r}>"
+
+    # -- persistence -----------------------------------------------------------------------
+    def __getstate__(self) -> dict[str, Any]:
+        return {"spec": self.pretokenizer.spec(), "special_tokens": self.special_tokens,
+                "counts": dict(self._counts)}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.pretokenizer = pretokenizer_from_spec(state["spec"])
+        self.special_tokens = tuple(state["special_tokens"])
+        self._splitter = SpecialTokenSplitter(self.special_tokens)
+        self._counts = Counter(state["counts"])
+
+    def save(self, path: Union[str, os.PathLike]) -> None:
+        """Write a versioned JSON file atomically (temporary file, then rename)."""
+        doc = {
+            "format": FORMAT_NAME,
+            "version": FORMAT_VERSION,
+            "pretokenizer": self.pretokenizer.spec(),
+            "special_tokens": list(self.special_tokens),
+            "chunks": [[base64.b64encode(c).decode("ascii"), n] for c, n in self.items()],
+        }
+        atomic_write_text(path, json.dumps(doc, ensure_ascii=False, separators=(",", ":")))
+
+    @classmethod
+    def load(cls, path: Union[str, os.PathLike]) -> "ChunkCounts":
+        try:
+            with open(path, encoding="utf-8") as f:
+                doc = json.load(f)
+        except FileNotFoundError:
+            raise FormatError(f"{path}: no such file") from None
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise FormatError(f"{path}: not a chunk-counts file ({exc})") from None
+        if not isinstance(doc, dict) or doc.get("format") != FORMAT_NAME:
+            raise FormatError(f"{path}: not a {FORMAT_NAME} file")
+        if doc.get("version") != FORMAT_VERSION:
+            raise FormatError(
+                f"{path}: chunk-counts version {doc.get('version')!r}; this cybpe reads version {FORMAT_VERSION}"
+            )
+        new = cls.__new__(cls)
+        try:
+            new.__setstate__({"spec": doc["pretokenizer"], "special_tokens": doc["special_tokens"], "counts": {}})
+            counts: Counter[str] = Counter()
+            for i, (b64, n) in enumerate(doc["chunks"]):
+                if not isinstance(n, int) or n <= 0:
+                    raise FormatError(f"{path}: chunk {i} has count {n!r}")
+                counts[base64.b64decode(b64, validate=True).decode("utf-8")] += n
+        except FormatError:
+            raise
+        except (KeyError, TypeError, ValueError) as exc:
+            raise FormatError(f"{path}: corrupt chunk-counts file ({exc!r})") from None
+        new._counts = counts
+        return new

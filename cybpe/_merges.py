@@ -1,0 +1,72 @@
+"""Merge lists derived from a rank-only vocabulary (token bytes in id order).
+
+* :func:`canonical_merges`: one merge per multi-byte token, the split whose halves became tokens
+  earliest. The GPT-2 file format needs a merge list; this is the smallest one that still builds
+  every token.
+* :func:`all_splits_merges`: every split of every token into two tokens. With Hugging Face's
+  ``ignore_merges: true`` this reproduces tiktoken's rank-based BPE exactly (notes §B.5; it is how
+  Llama-3's ``tokenizer.json`` was made), even for tokens that no canonical merge order reaches.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from .errors import FormatError
+
+
+def canonical_merges(tokens: Sequence[bytes]) -> list[tuple[int, int]]:
+    """For each token of two or more bytes, in id order, the split ``(a, b)`` into two tokens
+    of lower id than the token whose ``max(a, b)`` is smallest (ties: leftmost split).
+
+    Raises :class:`FormatError` naming the first token that has no such split.
+    """
+    ids = {tok: i for i, tok in enumerate(tokens)}
+    merges: list[tuple[int, int]] = []
+    get = ids.get
+    for t, tok in enumerate(tokens):
+        n = len(tok)
+        if n < 2:
+            continue
+        best: tuple[int, int] | None = None
+        best_key = t  # a usable split has max(a, b) < t
+        for k in range(1, n):
+            a = get(tok[:k])
+            if a is None or a >= best_key:
+                continue
+            b = get(tok[k:])
+            if b is None or b >= best_key:
+                continue
+            best_key = a if a > b else b
+            best = (a, b)
+        if best is None:
+            raise FormatError(
+                f"token id {t} ({tok!r}) cannot be split into two tokens of lower id, "
+                "so no merge list builds it"
+            )
+        merges.append(best)
+    return merges
+
+
+def all_splits_merges(tokens: Sequence[bytes]) -> list[tuple[int, int]]:
+    """Every ``(id(T[:k]), id(T[k:]))`` where both halves are tokens (of any id), ordered by the
+    id of ``T``, then by the pair ``(left id, right id)``.
+
+    That order is the one in Llama-3's ``tokenizer.json``: its 280,147 merges are exactly this
+    list (checked in the tests), so a Llama-3 vocabulary exported here gets its own merges back.
+    """
+    ids = {tok: i for i, tok in enumerate(tokens)}
+    get = ids.get
+    merges: list[tuple[int, int]] = []
+    for tok in tokens:
+        splits = []
+        for k in range(1, len(tok)):
+            a = get(tok[:k])
+            if a is not None:
+                b = get(tok[k:])
+                if b is not None:
+                    splits.append((a, b))
+        if len(splits) > 1:
+            splits.sort()
+        merges.extend(splits)
+    return merges

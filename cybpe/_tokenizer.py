@@ -1,0 +1,325 @@
+"""The Tokenizer: a vocabulary, a pre-tokenizer and special tokens, with a tiktoken-like API."""
+
+from __future__ import annotations
+
+import os
+import unicodedata
+from concurrent.futures import ThreadPoolExecutor
+from typing import AbstractSet, Any, Collection, Iterable, Literal, Optional, Sequence, Union
+
+import numpy as np
+
+from ._counts import clean_surrogates
+from ._encoder import RankEncoder
+from ._pretokenizer import PreTokenizer
+from ._registry import get_pretokenizer
+from ._specials import SpecialTokenSplitter
+from ._vocab import Vocab
+from .errors import DisallowedSpecialTokenError, EncodingError, InvalidParameterError, InvalidTokenError
+
+PathLike = Union[str, os.PathLike]
+SpecialSet = Union[Literal["all"], AbstractSet[str], Collection[str]]
+
+
+class Tokenizer:
+    """Byte-level BPE tokenizer: ``encode`` / ``decode`` text with a vocabulary and a pre-tokenizer.
+
+    Ids are exactly tiktoken's for the same ranks and pattern (and HF tokenizers' for the same
+    ``tokenizer.json``). Build one with :func:`cybpe.train` or a loader
+    (:meth:`load`, :meth:`from_tiktoken`, :meth:`from_hf`, :meth:`from_gpt2`).
+    """
+
+    def __init__(
+        self,
+        vocab: Vocab,
+        pretokenizer: Union[str, PreTokenizer] = "cl100k",
+        *,
+        name: Optional[str] = None,
+        metadata: Optional[dict[str, Any]] = None,
+        normalizer: Optional[str] = None,
+    ) -> None:
+        vocab.validate()
+        if normalizer not in (None, "NFC"):
+            raise InvalidParameterError(f"normalizer must be None or 'NFC', not {normalizer!r}")
+        self.normalizer = normalizer
+        self.vocab = vocab
+        self.pretokenizer = get_pretokenizer(pretokenizer)
+        self.name = name
+        self.metadata = dict(metadata or {})
+        self._merge_counts: Optional[list[int]] = None
+        self._merge_new_ids: Optional[list[int]] = None
+        self._encoder = RankEncoder(
+            vocab.tokens,
+            None if vocab.encode_by_rank else vocab.merges,
+            whole_piece_lookup=vocab.ignore_merges,
+            special_tokens={i: s.encode("utf-8") for s, i in vocab.special_tokens.items()},
+        )
+        self._specials = SpecialTokenSplitter(vocab.special_tokens)
+
+    # -- properties --------------------------------------------------------------------------
+    @property
+    def special_tokens(self) -> dict[str, int]:
+        return dict(self.vocab.special_tokens)
+
+    @property
+    def special_tokens_set(self) -> set[str]:
+        return set(self.vocab.special_tokens)
+
+    @property
+    def n_vocab(self) -> int:
+        """One more than the largest token id."""
+        return self.vocab.n_vocab
+
+    @property
+    def merges(self) -> Optional[list[tuple[int, int]]]:
+        return None if self.vocab.merges is None else list(self.vocab.merges)
+
+    def __repr__(self) -> str:
+        label = f" {self.name!r}" if self.name else ""
+        return f"<Tokenizer{label} n_vocab={self.n_vocab} pretokenizer={self.pretokenizer!r}>"
+
+    # -- encoding ----------------------------------------------------------------------------
+    def _encode_ordinary_array(self, text: str) -> np.ndarray:
+        if not isinstance(text, str):
+            raise EncodingError(f"encode() takes a str, not {type(text).__name__}")
+        text = clean_surrogates(text)
+        if self.normalizer is not None:
+            text = unicodedata.normalize(self.normalizer, text)
+        pre = self.pretokenizer
+        if pre.uses_scanner and pre.refine is None:
+            data = text.encode("utf-8")
+            return self._encoder.encode_utf8(data, pre.scanner.split_utf8(data))
+        return self._encoder.encode_str_pieces(pre.split(text))
+
+    def encode_ordinary(self, text: str) -> list[int]:
+        """Encode ignoring special tokens (their strings are ordinary text)."""
+        return self._encode_ordinary_array(text).tolist()
+
+    def _allowed(self, allowed_special: SpecialSet, disallowed_special: SpecialSet) -> tuple[set[str], set[str]]:
+        allowed = self.special_tokens_set if allowed_special == "all" else set(allowed_special)
+        unknown = allowed - self.special_tokens_set
+        if unknown:
+            raise InvalidTokenError(f"allowed_special names tokens that are not special tokens: {sorted(unknown)}")
+        if disallowed_special == "all":
+            disallowed = self.special_tokens_set - allowed
+        else:
+            disallowed = set(disallowed_special)
+        return allowed, disallowed
+
+    def _encode_array(self, text: str, allowed_special: SpecialSet, disallowed_special: SpecialSet) -> np.ndarray:
+        if not isinstance(text, str):
+            raise EncodingError(f"encode() takes a str, not {type(text).__name__}")
+        allowed, disallowed = self._allowed(allowed_special, disallowed_special)
+        if disallowed:
+            found = SpecialTokenSplitter(disallowed).first(text)
+            if found is not None:
+                raise DisallowedSpecialTokenError(
+                    f"the text contains the special token {found!r}, which is not allowed. Pass "
+                    f"allowed_special={{{found!r}}} (or 'all') to encode it as a special token, or "
+                    f"disallowed_special=() to encode it as ordinary text."
+                )
+        if not allowed:
+            return self._encode_ordinary_array(text)
+        splitter = SpecialTokenSplitter(allowed)
+        parts = []
+        ids = self.vocab.special_tokens
+        for part, special in splitter.parts(text):
+            if special:
+                parts.append(np.array([ids[part]], dtype=np.uint32))
+            else:
+                parts.append(self._encode_ordinary_array(part))
+        return np.concatenate(parts) if parts else np.zeros(0, dtype=np.uint32)
+
+    def encode(self, text: str, *, allowed_special: SpecialSet = frozenset(),
+               disallowed_special: SpecialSet = "all") -> list[int]:
+        """Encode ``text``; special-token strings raise unless allowed (tiktoken semantics).
+
+        ``allowed_special``: special tokens encoded as such (``"all"`` for every one).
+        ``disallowed_special``: special strings that raise :class:`DisallowedSpecialTokenError`
+        when present (default ``"all"``: every special not allowed); ``()`` encodes them as text.
+        """
+        return self._encode_array(text, allowed_special, disallowed_special).tolist()
+
+    def encode_to_numpy(self, text: str, *, allowed_special: SpecialSet = frozenset(),
+                        disallowed_special: SpecialSet = "all") -> np.ndarray:
+        """Like :meth:`encode`, as a ``uint32`` numpy array."""
+        return self._encode_array(text, allowed_special, disallowed_special)
+
+    def count(self, text: str) -> int:
+        """How many tokens ``text`` takes as ordinary text; never raises on special strings."""
+        return int(self._encode_ordinary_array(text).shape[0])
+
+    def encode_batch(self, texts: Sequence[str], *, num_threads: int = 8,
+                     allowed_special: SpecialSet = frozenset(),
+                     disallowed_special: SpecialSet = "all") -> list[list[int]]:
+        """Encode many texts on ``num_threads`` threads (the core releases the GIL)."""
+        def one(text: str) -> list[int]:
+            return self.encode(text, allowed_special=allowed_special, disallowed_special=disallowed_special)
+        return self._map(one, texts, num_threads)
+
+    def encode_ordinary_batch(self, texts: Sequence[str], *, num_threads: int = 8) -> list[list[int]]:
+        return self._map(self.encode_ordinary, texts, num_threads)
+
+    @staticmethod
+    def _map(fn, texts: Sequence[str], num_threads: int) -> list:
+        if num_threads <= 1 or len(texts) <= 1:
+            return [fn(t) for t in texts]
+        with ThreadPoolExecutor(num_threads) as pool:
+            return list(pool.map(fn, texts))
+
+    def encode_single_token(self, token: Union[str, bytes]) -> int:
+        """The id of one token given as its bytes (or a special token / ordinary text str)."""
+        if isinstance(token, str):
+            if token in self.vocab.special_tokens:
+                return self.vocab.special_tokens[token]
+            token = token.encode("utf-8")
+        found = self._encoder.token_id(token)
+        if found < 0:
+            raise InvalidTokenError(f"{token!r} is not a token of this vocabulary")
+        return found
+
+    # -- decoding ----------------------------------------------------------------------------
+    def decode_bytes(self, ids: Iterable[int]) -> bytes:
+        """The bytes of the ids; an unknown id raises :class:`InvalidTokenError` naming it."""
+        return self._encoder.decode_bytes(ids)
+
+    def decode(self, ids: Iterable[int], errors: str = "replace") -> str:
+        """The text of the ids (invalid UTF-8 handled by ``errors``, as ``bytes.decode``)."""
+        return self.decode_bytes(ids).decode("utf-8", errors)
+
+    def decode_single_token_bytes(self, token_id: int) -> bytes:
+        return self._encoder.token_bytes(int(token_id))
+
+    def decode_tokens_bytes(self, ids: Iterable[int]) -> list[bytes]:
+        return [self._encoder.token_bytes(int(i)) for i in ids]
+
+    def token_bytes(self, token_id: int) -> bytes:
+        return self._encoder.token_bytes(int(token_id))
+
+    def stream_decoder(self, errors: str = "replace") -> "StreamDecoder":
+        """A decoder fed ids piece by piece that holds back incomplete UTF-8 between calls."""
+        return StreamDecoder(self, errors)
+
+    # -- training report -----------------------------------------------------------------------
+    def merge_report(self) -> list[dict[str, Any]]:
+        """Per merge: the pair, the new token's bytes and the pair's count when it was merged."""
+        if self._merge_counts is None or self.vocab.merges is None:
+            raise InvalidTokenError("merge counts exist only for a tokenizer trained in this process")
+        out = []
+        for k, ((a, b), count) in enumerate(zip(self.vocab.merges, self._merge_counts)):
+            out.append({"rank": k, "pair": (a, b), "new_id": self._merge_new_ids[k],
+                        "bytes": self.vocab.tokens[a] + self.vocab.tokens[b], "count": count})
+        return out
+
+    # -- persistence ---------------------------------------------------------------------------
+    def __getstate__(self) -> dict[str, Any]:
+        return {"vocab": self.vocab, "pretokenizer": self.pretokenizer.spec(), "name": self.name,
+                "metadata": self.metadata, "normalizer": self.normalizer}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["vocab"], PreTokenizer.from_spec(state["pretokenizer"]),  # type: ignore[misc]
+                      name=state["name"], metadata=state["metadata"], normalizer=state["normalizer"])
+
+    def __eq__(self, other: object) -> bool:
+        return (isinstance(other, Tokenizer) and self.vocab == other.vocab
+                and self.pretokenizer == other.pretokenizer)
+
+    def save(self, path: PathLike) -> None:
+        """Save in cybpe's versioned JSON format (atomically: temporary file, then rename)."""
+        from ._format_native import save_native
+
+        meta = {**self.metadata, "name": self.name, "normalizer": self.normalizer}
+        save_native(path, self.vocab, self.pretokenizer.spec(), meta)
+
+    @classmethod
+    def load(cls, path: PathLike) -> "Tokenizer":
+        """Load a file written by :meth:`save`."""
+        from ._format_native import load_native
+
+        vocab, spec, metadata = load_native(path)
+        name = metadata.pop("name", None)
+        normalizer = metadata.pop("normalizer", None)
+        return cls(vocab, PreTokenizer.from_spec(spec), name=name, metadata=metadata, normalizer=normalizer)
+
+    @classmethod
+    def from_tiktoken(cls, path: PathLike, pretokenizer: Union[str, PreTokenizer, None] = None,
+                      special_tokens: Optional[dict[str, int]] = None, *, name: Optional[str] = None) -> "Tokenizer":
+        """Load ``.tiktoken`` ranks. For ``cl100k_base``, ``o200k_base`` and ``r50k_base``/``gpt2``
+        (taken from ``name`` or the file name) the pre-tokenizer and special tokens are known;
+        otherwise give them."""
+        from ._format_tiktoken import load_tiktoken
+        from ._known import KNOWN_ENCODINGS
+
+        name = name or os.path.basename(os.fspath(path)).split(".")[0]
+        known = KNOWN_ENCODINGS.get(name)
+        if pretokenizer is None:
+            if known is None:
+                raise InvalidParameterError(
+                    f"{path}: give pretokenizer= (no known encoding is named {name!r}; known: "
+                    f"{', '.join(KNOWN_ENCODINGS)})")
+            pretokenizer = known["pretokenizer"]
+        if special_tokens is None:
+            special_tokens = dict(known["special_tokens"]) if known else {}
+        vocab = load_tiktoken(path)
+        vocab.special_tokens = dict(special_tokens)
+        vocab.validate(os.fspath(path))
+        return cls(vocab, pretokenizer, name=name)
+
+    def to_tiktoken(self, path: PathLike) -> None:
+        """Write the ordinary ranks as ``.tiktoken`` (special tokens are not part of that format)."""
+        from ._format_tiktoken import save_tiktoken
+
+        save_tiktoken(path, self.vocab)
+
+    @classmethod
+    def from_hf(cls, path: PathLike, *, name: Optional[str] = None) -> "Tokenizer":
+        """Load a byte-level BPE ``tokenizer.json`` (Llama 3, Qwen, GPT-4o, GPT-2 style)."""
+        from ._format_hf import load_hf_tokenizer_json
+        from ._known import pretokenizer_for_pattern
+
+        vocab, info = load_hf_tokenizer_json(path)
+        return cls(vocab, pretokenizer_for_pattern(info["pattern"]), name=name,
+                   normalizer=info.get("normalizer"), metadata={"hf_special": info.get("special", [])})
+
+    def to_hf(self, path: PathLike) -> None:
+        """Write a ``tokenizer.json`` that HF ``tokenizers`` loads and encodes identically."""
+        from ._format_hf import save_hf_tokenizer_json
+
+        vocab = self.vocab
+        if vocab.encode_by_rank:  # HF applies merges literally: give it every split (all-splits)
+            vocab = Vocab(vocab.tokens, None, dict(vocab.special_tokens), True)
+        save_hf_tokenizer_json(path, vocab, self.pretokenizer.pattern,
+                               special_flags=self.metadata.get("hf_special") or None,
+                               normalizer=self.normalizer)
+
+    @classmethod
+    def from_gpt2(cls, encoder_json: PathLike, vocab_bpe: PathLike, *, name: Optional[str] = "gpt2") -> "Tokenizer":
+        """Load the original GPT-2 ``encoder.json`` + ``vocab.bpe``."""
+        from ._format_gpt2 import load_gpt2
+
+        return cls(load_gpt2(encoder_json, vocab_bpe), "gpt2", name=name)
+
+    def to_gpt2(self, encoder_json: PathLike, vocab_bpe: PathLike) -> None:
+        """Write GPT-2 style ``encoder.json`` + ``vocab.bpe``."""
+        from ._format_gpt2 import save_gpt2
+
+        save_gpt2(encoder_json, vocab_bpe, self.vocab)
+
+
+class StreamDecoder:
+    """Decodes ids as they arrive; incomplete UTF-8 sequences wait for the next call."""
+
+    def __init__(self, tokenizer: Tokenizer, errors: str = "replace") -> None:
+        import codecs
+
+        self._tokenizer = tokenizer
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors)
+
+    def feed(self, ids: Union[int, Iterable[int]]) -> str:
+        if isinstance(ids, (int, np.integer)):
+            ids = [int(ids)]
+        return self._decoder.decode(self._tokenizer.decode_bytes(ids))
+
+    def flush(self) -> str:
+        """Whatever is held back, decoded with the error handler (end of the stream)."""
+        return self._decoder.decode(b"", final=True)

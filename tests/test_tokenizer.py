@@ -1,0 +1,195 @@
+"""The Tokenizer API: tiktoken semantics, parity on real text, hostile input, persistence."""
+
+from __future__ import annotations
+
+import json
+import pickle
+import random
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import cybpe
+from cybpe.errors import DisallowedSpecialTokenError, EncodingError, InvalidTokenError
+from support import DATA_DIR, shared_path
+
+UDHR = {p.stem: p.read_text(encoding="utf-8") for p in sorted((DATA_DIR / "udhr").glob("*.txt"))}
+CODE = (DATA_DIR / "python_sample.txt").read_text(encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def trained():
+    return cybpe.train(list(UDHR.values()) + [CODE], 4000, "cl100k",
+                       special_tokens=["<|endoftext|>", "<|fim|>"], progress=False)
+
+
+def eval_texts():
+    texts = dict(UDHR, code=CODE)
+    shared = shared_path()
+    if shared is not None:
+        for path in sorted((shared / "corpora" / "eval").rglob("*.txt")):
+            texts[str(path.relative_to(shared / "corpora" / "eval"))] = path.read_text(encoding="utf-8")
+    return texts
+
+
+# -- tiktoken semantics ------------------------------------------------------------------------
+def test_special_token_semantics(trained):
+    text = "a <|endoftext|> b <|fim|>"
+    with pytest.raises(DisallowedSpecialTokenError, match="<\\|endoftext\\|>"):
+        trained.encode(text)
+    ids = trained.encode(text, allowed_special="all")
+    assert trained.special_tokens["<|endoftext|>"] in ids and trained.special_tokens["<|fim|>"] in ids
+    ids = trained.encode(text, allowed_special={"<|fim|>"}, disallowed_special=())
+    assert trained.special_tokens["<|endoftext|>"] not in ids and ids[-1] == trained.special_tokens["<|fim|>"]
+    assert trained.encode(text, disallowed_special=()) == trained.encode_ordinary(text)
+    with pytest.raises(DisallowedSpecialTokenError):
+        trained.encode(text, allowed_special={"<|fim|>"})
+    assert trained.count(text) == len(trained.encode_ordinary(text))
+    assert trained.decode(trained.encode(text, allowed_special="all")) == text
+    with pytest.raises(InvalidTokenError):
+        trained.encode(text, allowed_special={"<|nope|>"})
+
+
+def test_special_semantics_equal_tiktoken(trained):
+    tiktoken = pytest.importorskip("tiktoken")
+    enc = tiktoken.Encoding("t", pat_str=trained.pretokenizer.pattern, special_tokens=trained.special_tokens,
+                            mergeable_ranks={b: i for i, b in enumerate(trained.vocab.tokens)})
+    text = "x<|endoftext|>y <|fim|><|endoftext|>"
+    for allowed in [set(), {"<|fim|>"}, "all"]:
+        assert trained.encode(text, allowed_special=allowed, disallowed_special=()) == \
+            enc.encode(text, allowed_special=allowed, disallowed_special=())
+    assert trained.encode_ordinary(text) == enc.encode_ordinary(text)
+
+
+def test_lone_surrogates_become_replacement_chars_like_tiktoken(trained):
+    tiktoken = pytest.importorskip("tiktoken")
+    enc = tiktoken.Encoding("t", pat_str=trained.pretokenizer.pattern, special_tokens={},
+                            mergeable_ranks={b: i for i, b in enumerate(trained.vocab.tokens)})
+    for text in ["a\ud800b", "\udfff", "x \ud83d\ude00 y", "\ud83d"]:
+        assert trained.encode(text) == enc.encode(text)
+    assert trained.decode(trained.encode("a\ud800b")) == "a\ufffdb"
+
+
+def test_decoding(trained):
+    ids = trained.encode("नमस्ते दुनिया, hello")
+    assert trained.decode_bytes(ids) == "नमस्ते दुनिया, hello".encode()
+    assert b"".join(trained.decode_tokens_bytes(ids)) == trained.decode_bytes(ids)
+    with pytest.raises(InvalidTokenError, match="4000"):
+        trained.decode([1, 4000])
+    with pytest.raises(InvalidTokenError):
+        trained.decode([-1])
+    stream = trained.stream_decoder()
+    pieces = [stream.feed(i) for i in trained.encode("नमस्ते")] + [stream.flush()]
+    assert "".join(pieces) == "नमस्ते"
+    assert all("\ufffd" not in p for p in pieces)
+    broken = trained.encode("न")[:1]
+    assert trained.decode(broken) == "\ufffd" or len(trained.decode_bytes(broken)) == 3
+
+
+def test_batch_numpy_and_threads_agree(trained):
+    texts = list(UDHR.values())
+    sequential = [trained.encode_ordinary(t) for t in texts]
+    assert trained.encode_ordinary_batch(texts, num_threads=2) == sequential
+    assert trained.encode_batch(texts, num_threads=2) == sequential
+    arr = trained.encode_to_numpy(texts[0])
+    assert arr.dtype == np.uint32 and arr.tolist() == sequential[0]
+
+
+def test_pickle_save_load(trained, tmp_path):
+    again = pickle.loads(pickle.dumps(trained))
+    assert again == trained and again.encode_ordinary(CODE) == trained.encode_ordinary(CODE)
+    trained.save(tmp_path / "t.json")
+    loaded = cybpe.Tokenizer.load(tmp_path / "t.json")
+    assert loaded == trained
+    assert loaded.encode(UDHR["hi"]) == trained.encode(UDHR["hi"])
+    assert json.loads((tmp_path / "t.json").read_text())["version"] == 1
+
+
+def test_bad_input_is_typed(trained):
+    with pytest.raises(EncodingError):
+        trained.encode(b"bytes")  # type: ignore[arg-type]
+    with pytest.raises(InvalidTokenError):
+        trained.encode_single_token(b"\xff\xfe\xfd not a token")
+
+
+PATHOLOGICAL = {
+    "a*1M": "a" * 1_000_000,
+    "random-letters-1M": "".join(random.Random(0).choice("abcdefghijklmnopqrstuvwxyz") for _ in range(1_000_000)),
+    "base64-1M": "".join(random.Random(1).choice("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
+                         for _ in range(1_000_000)),
+    "spaces-then-a": " " * 1_000_000 + "a",
+    "carets": "^" * 1_000_000,
+    "newlines": "\n" * 1_000_000,
+}
+
+
+@pytest.mark.parametrize("name", list(PATHOLOGICAL))
+def test_pathological_inputs_finish(trained, name):
+    """No crash, no recursion limit, no hang (a generous ceiling; timings live in bench/)."""
+    text = PATHOLOGICAL[name]
+    started = time.perf_counter()
+    ids = trained.encode_ordinary(text)
+    assert time.perf_counter() - started < 60
+    assert trained.decode(ids) == text
+
+
+# -- parity with the reference libraries on real text ----------------------------------------------
+def _tiktoken_encoding(shared, name):
+    tiktoken = pytest.importorskip("tiktoken")
+    import base64
+
+    known = json.loads((shared / "vocab" / "tiktoken_encodings.json").read_text())[name]
+    ranks = {}
+    for line in (shared / "vocab" / f"{name}.tiktoken").read_bytes().splitlines():
+        if line:
+            token, rank = line.split()
+            ranks[base64.b64decode(token)] = int(rank)
+    from cybpe_pretokenizers import cl100k, o200k
+
+    pattern = {"cl100k_base": cl100k.PATTERN, "o200k_base": o200k.PATTERN}[name]
+    return tiktoken.Encoding(name, pat_str=pattern, mergeable_ranks=ranks, special_tokens=known["special_tokens"])
+
+
+def _unicode14(text: str) -> str:
+    """Keep code points Python 3.11's Unicode 14 tables assign (tiktoken's tables are no newer)."""
+    import unicodedata
+
+    return "".join(c for c in text if unicodedata.category(c) != "Cn" or ord(c) < 0x80)
+
+
+@pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])
+def test_ids_equal_tiktoken_on_real_text(shared_dir, name):
+    enc = _tiktoken_encoding(shared_dir, name)
+    tok = cybpe.Tokenizer.from_tiktoken(shared_dir / "vocab" / f"{name}.tiktoken")
+    for label, text in eval_texts().items():
+        text = _unicode14(text)
+        assert tok.encode_ordinary(text) == enc.encode_ordinary(text), label
+        assert tok.decode(tok.encode_ordinary(text)) == text
+
+
+@pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])
+def test_ids_equal_tiktoken_on_fuzzed_text(shared_dir, name):
+    enc = _tiktoken_encoding(shared_dir, name)
+    tok = cybpe.Tokenizer.from_tiktoken(shared_dir / "vocab" / f"{name}.tiktoken")
+    rng = random.Random(5)
+    alphabet = list(" \t\n\r\x0b\x0c\x85\xa0\u2028\u3000aAzZ'sStTlLdDmM019_./-!?ſKǅि्ก็中😀\u200d🏽١½") + ["'ll", "'VE", "\r\n"]
+    for _ in range(2000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 80)))
+        try:
+            expected = enc.encode_ordinary(text)
+        except BaseException:  # tiktoken's PanicException derives from BaseException  # noqa: B036
+            continue
+        assert tok.encode_ordinary(text) == expected, repr(text)
+
+
+@pytest.mark.parametrize("model", ["llama3", "qwen3", "gpt4o-hf"])
+def test_ids_equal_hf_tokenizers(shared_dir, model):
+    tokenizers = pytest.importorskip("tokenizers")
+    path = shared_dir / "vocab" / model / "tokenizer.json"
+    hf = tokenizers.Tokenizer.from_file(str(path))
+    tok = cybpe.Tokenizer.from_hf(path)
+    for label, text in eval_texts().items():
+        text = _unicode14(text)[:150_000]  # HF is slow; a slice of every file
+        assert tok.encode_ordinary(text) == hf.encode(text, add_special_tokens=False).ids, (model, label)

@@ -37,6 +37,7 @@ from .errors import EncodingError, FormatError, InvalidParameterError, InvalidTo
 
 cdef enum:
     RANK_NONE = 0x7FFFFFFF    # "this pair has no rank"; larger than every real rank
+    LINEAR_MAX_LEN = 32       # pieces up to this length use the linear path, longer the heap
     LINEAR_STACK = 128        # parts the linear path keeps on the stack
     HEAP_STACK = 256          # pieces up to this length keep the heap path's arrays on the stack
     LOOKAHEAD = 16            # pieces whose token-table slots are prefetched together
@@ -46,8 +47,6 @@ cdef enum:
     PATH_LINEAR = 1
     PATH_HEAP = 2
 
-# Pieces of at most this many bytes use the linear path; longer ones use the heap.
-cdef Py_ssize_t LINEAR_MAX_LEN = 128
 
 cdef uint64_t EMPTY_PAIR_SLOT = 0xFFFFFFFFFFFFFFFFULL
 cdef uint64_t FIBONACCI = 0x9E3779B97F4A7C15ULL
@@ -119,7 +118,7 @@ cdef inline token_t probe_token(const RankTables* t, const uint8_t* s, Py_ssize_
         if slot.token < 0:
             return -1
         if slot.head == head and slot.length == n:
-            if n <= 8 or memcmp(t.token_blob + t.token_offsets[slot.token] + 8, s + 8,
+            if n <= 16 or memcmp(t.token_blob + t.token_offsets[slot.token] + 8, s + 8,
                                 n - 8) == 0:
                 return slot.token
         i = (i + 1) & t.token_mask
@@ -1047,8 +1046,3 @@ cdef object _ids_to_array(IdBuffer* buf):
     if buf.size:
         memcpy(&view[0], buf.data, buf.size * sizeof(uint32_t))
     return result
-
-
-def _set_linear_max_len(Py_ssize_t n):  # TEMPORARY tuning hook
-    global LINEAR_MAX_LEN
-    LINEAR_MAX_LEN = n

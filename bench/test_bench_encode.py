@@ -1,0 +1,63 @@
+"""Encoding throughput: cybpe vs tiktoken vs HF tokenizers, same cl100k ranks and pattern.
+
+python -m pytest bench/test_bench_encode.py --benchmark-group-by=param:kind
+"""
+
+from __future__ import annotations
+
+import pytest
+
+import cybpe
+from bench_support import cl100k_ranks_path, text_samples
+
+TEXTS = text_samples()
+LIBS = ["cybpe", "cybpe-regex", "tiktoken", "hf"]
+
+
+def documents(text: str, size: int = 16_000) -> list[str]:
+    out, start = [], 0
+    while start < len(text):
+        end = text.find("\n", start + size)
+        end = len(text) if end < 0 else end + 1
+        out.append(text[start:end])
+        start = end
+    return out
+
+
+@pytest.fixture(scope="module")
+def encoders(tmp_path_factory):
+    path = cl100k_ranks_path()
+    tok = cybpe.Tokenizer.from_tiktoken(path)
+    found = {"cybpe": tok.encode_ordinary}
+    regex_tok = cybpe.Tokenizer(tok.vocab, tok.pretokenizer.with_regex_only())
+    found["cybpe-regex"] = regex_tok.encode_ordinary
+    try:
+        import tiktoken
+
+        enc = tiktoken.Encoding("cl100k_base", pat_str=tok.pretokenizer.pattern, special_tokens={},
+                                mergeable_ranks={b: i for i, b in enumerate(tok.vocab.tokens)})
+        found["tiktoken"] = enc.encode_ordinary
+    except ImportError:
+        pass
+    try:
+        import tokenizers
+
+        hf_path = tmp_path_factory.mktemp("hf") / "tokenizer.json"
+        tok.to_hf(hf_path)
+        hf = tokenizers.Tokenizer.from_file(str(hf_path))
+        found["hf"] = lambda text: hf.encode(text, add_special_tokens=False).ids
+    except ImportError:
+        pass
+    return found
+
+
+@pytest.mark.parametrize("kind", list(TEXTS))
+@pytest.mark.parametrize("lib", LIBS)
+def test_encode(benchmark, encoders, lib, kind):
+    if lib not in encoders:
+        pytest.skip(f"{lib} is not installed")
+    docs = documents(TEXTS[kind][:4_000_000])
+    encode = encoders[lib]
+    benchmark.group = f"encode {kind}"
+    benchmark.extra_info["MB"] = sum(len(d.encode()) for d in docs) / 1e6
+    benchmark.pedantic(lambda: [encode(d) for d in docs], rounds=3, iterations=1)

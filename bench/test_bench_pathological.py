@@ -1,0 +1,44 @@
+"""Pathological inputs, one encode call each: cybpe vs tiktoken (which crashes on spaces+a).
+
+python -m pytest bench/test_bench_pathological.py --benchmark-group-by=group
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+import cybpe
+from bench_support import cl100k_ranks_path
+
+INPUTS = {
+    "a*1M": "a" * 1_000_000,
+    "letters-1M": "".join(random.Random(0).choice("abcdefghijklmnopqrstuvwxyz") for _ in range(1_000_000)),
+    "base64-1M": "".join(random.Random(1).choice("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
+                         for _ in range(1_000_000)),
+    "spaces-1M+a": " " * 1_000_000 + "a",
+    "carets-1M": "^" * 1_000_000,
+    "newlines-1M": "\n" * 1_000_000,
+}
+
+
+@pytest.fixture(scope="module")
+def tok():
+    return cybpe.Tokenizer.from_tiktoken(cl100k_ranks_path())
+
+
+@pytest.mark.parametrize("name", list(INPUTS))
+@pytest.mark.parametrize("lib", ["cybpe", "tiktoken"])
+def test_pathological(benchmark, tok, lib, name):
+    benchmark.group = f"pathological {name}"
+    text = INPUTS[name]
+    if lib == "cybpe":
+        benchmark.pedantic(tok.encode_ordinary, args=(text,), rounds=1, iterations=1)
+        return
+    tiktoken = pytest.importorskip("tiktoken")
+    if name == "spaces-1M+a":
+        pytest.skip("tiktoken 0.14 panics (fancy-regex stack overflow) on this input")
+    enc = tiktoken.Encoding("cl100k", pat_str=tok.pretokenizer.pattern, special_tokens={},
+                            mergeable_ranks={b: i for i, b in enumerate(tok.vocab.tokens)})
+    benchmark.pedantic(enc.encode_ordinary, args=(text,), rounds=1, iterations=1)

@@ -1,0 +1,508 @@
+"""The rank encoder core: its two merge paths, the pure-Python reference, and tiktoken parity."""
+
+from __future__ import annotations
+
+import base64
+import importlib.util
+import json
+import pickle
+import random
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import regex
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from cybpe._encoder import RankEncoder
+from cybpe._reference_encoder import (
+    all_splits_table,
+    merges_table,
+    reference_encode,
+    reference_encode_piece,
+    reference_encode_piece_with_pairs,
+    token_ids_of,
+)
+from cybpe.errors import FormatError, InvalidParameterError, InvalidTokenError
+
+# Pieces are taken from at most this many characters of each eval file (all of it when slow).
+QUICK_CHARS_PER_FILE = 40_000
+
+# ---------------------------------------------------------------- a tiny vocabulary (no shared/)
+
+TINY_ALPHABET = b"abc \n"
+
+
+def _tiny_tokens(seed: int = 7) -> list[bytes]:
+    """The 256 bytes in a shuffled id order, then random strings over TINY_ALPHABET."""
+    rng = random.Random(seed)
+    tokens = [bytes([b]) for b in range(256)]
+    rng.shuffle(tokens)
+    seen = set(tokens)
+    while len(tokens) < 256 + 120:
+        word = bytes(rng.choice(TINY_ALPHABET) for _ in range(rng.randint(2, 7)))
+        if word not in seen:
+            seen.add(word)
+            tokens.append(word)
+    return tokens
+
+
+def _all_split_merges(tokens: list[bytes]) -> list[tuple[int, int]]:
+    """Every split of every token into two tokens, as a merges list (ranks in id order)."""
+    ids = token_ids_of(tokens)
+    return [
+        (ids[t[:k]], ids[t[k:]])
+        for t in tokens
+        for k in range(1, len(t))
+        if t[:k] in ids and t[k:] in ids
+    ]
+
+
+TINY_TOKENS = _tiny_tokens()
+TINY_MERGES = _all_split_merges(TINY_TOKENS)
+random.Random(3).shuffle(TINY_MERGES)  # rank order unrelated to ids: exercises rank -> new id
+TINY_SPECIALS = {1000: b"<|end|>", 400: b"<|pad|>"}
+
+TINY_CONFIGS = {
+    "all-splits": dict(merges=None, whole_piece_lookup=True),
+    "all-splits-no-lookup": dict(merges=None, whole_piece_lookup=False),
+    "merges": dict(merges=TINY_MERGES, whole_piece_lookup=True),
+    "merges-no-lookup": dict(merges=TINY_MERGES, whole_piece_lookup=False),
+}
+
+
+@pytest.fixture(scope="module", params=list(TINY_CONFIGS))
+def tiny(request):
+    config = TINY_CONFIGS[request.param]
+    encoder = RankEncoder(TINY_TOKENS, config["merges"],
+                          whole_piece_lookup=config["whole_piece_lookup"],
+                          special_tokens=TINY_SPECIALS)
+    return encoder, config
+
+
+def _tiny_reference(piece: bytes, config) -> list[int]:
+    return reference_encode([piece], TINY_TOKENS, config["merges"],
+                            whole_piece_lookup=config["whole_piece_lookup"])
+
+
+def _all_paths(encoder: RankEncoder, piece: bytes) -> list[int]:
+    """encode_piece, after checking that both merge paths agree with it."""
+    ids = encoder.encode_piece(piece)
+    assert encoder._encode_piece_linear(piece) == ids, piece
+    assert encoder._encode_piece_heap(piece) == ids, piece
+    return ids
+
+
+tiny_pieces = st.binary(max_size=0) | st.lists(
+    st.sampled_from(list(TINY_ALPHABET) + [0, 255]), max_size=300
+).map(bytes)
+
+
+@settings(max_examples=150, deadline=None)
+@given(piece=tiny_pieces)
+def test_tiny_paths_equal_reference(tiny, piece):
+    encoder, config = tiny
+    assert _all_paths(encoder, piece) == _tiny_reference(piece, config)
+
+
+def test_tiny_long_pieces_equal_reference(tiny):
+    encoder, config = tiny
+    rng = random.Random(11)
+    for alphabet in (b"a", b"ab", b"abc ", TINY_ALPHABET):
+        piece = bytes(rng.choice(alphabet) for _ in range(rng.randint(500, 1500)))
+        assert _all_paths(encoder, piece) == _tiny_reference(piece, config)
+
+
+def test_tiny_table_sizes():
+    assert RankEncoder(TINY_TOKENS).pair_table_size == len(all_splits_table(TINY_TOKENS))
+    doubled = TINY_MERGES + TINY_MERGES[:10]  # a repeated pair keeps its first rank
+    encoder = RankEncoder(TINY_TOKENS, doubled)
+    assert encoder.pair_table_size == len(merges_table(TINY_TOKENS, doubled)) == len(TINY_MERGES)
+
+
+def test_pair_reference_equals_bytes_reference():
+    """B.5: BPE over the all-splits id-pair table is tiktoken's bytes-keyed BPE."""
+    ids, table = token_ids_of(TINY_TOKENS), all_splits_table(TINY_TOKENS)
+    rng = random.Random(5)
+    for _ in range(300):
+        piece = bytes(rng.choice(TINY_ALPHABET) for _ in range(rng.randint(0, 40)))
+        for lookup in (True, False):
+            assert reference_encode_piece(piece, ids, whole_piece_lookup=lookup) == (
+                reference_encode_piece_with_pairs(piece, ids, table, whole_piece_lookup=lookup))
+
+
+# ---------------------------------------------------------------- API contract
+
+def _random_text(seed: int, size: int) -> bytes:
+    rng = random.Random(seed)
+    return bytes(rng.choice(TINY_ALPHABET + b"\xc3\xa9") for _ in range(size))
+
+
+def _random_ends(data: bytes, seed: int) -> np.ndarray:
+    rng = random.Random(seed)
+    cuts = sorted(rng.randrange(len(data) + 1) for _ in range(len(data) // 6))
+    return np.array(cuts + [len(data)], dtype=np.int64)  # repeated cuts make empty pieces
+
+
+def test_encode_utf8_equals_pieces_and_round_trips(tiny):
+    encoder, _ = tiny
+    data = _random_text(1, 5000)
+    ends = _random_ends(data, 2)
+    starts = [0, *ends[:-1].tolist()]
+    pieces = [data[s:e] for s, e in zip(starts, ends.tolist())]
+    expected = [i for piece in pieces for i in encoder.encode_piece(piece)]
+    ids = encoder.encode_utf8(data, ends)
+    assert ids.dtype == np.uint32 and ids.tolist() == expected
+    assert encoder.encode_utf8(data, ends.tolist()).tolist() == expected
+    assert encoder.decode_bytes(ids) == data
+    assert encoder.decode_bytes(expected) == data
+    text_pieces = ["ab", "", "c é", "aab\n", "\u00e9\u00e9"]
+    joined = "".join(text_pieces).encode()
+    assert encoder.encode_str_pieces(text_pieces).tolist() == [
+        i for p in text_pieces for i in encoder.encode_piece(p.encode())]
+    assert encoder.encode_str_pieces(iter(text_pieces)).tolist() == encoder.encode_str_pieces(
+        text_pieces).tolist()
+    assert encoder.decode_bytes(encoder.encode_str_pieces(text_pieces)) == joined
+    assert encoder.encode_utf8(b"", np.zeros(0, dtype=np.int64)).tolist() == []
+    assert encoder.encode_str_pieces([]).tolist() == []
+
+
+def test_repeated_pieces_reuse_gives_same_ids(tiny):
+    """Calls with many pieces memoise pieces that needed BPE; repeats must not change ids."""
+    encoder, _ = tiny
+    rng = random.Random(4)
+    words = [bytes(rng.choice(TINY_ALPHABET) for _ in range(rng.randint(1, 60)))
+             for _ in range(40)]
+    pieces = [rng.choice(words) for _ in range(3000)]
+    expected = [i for piece in pieces for i in encoder.encode_piece(piece)]
+    ends = np.cumsum([len(p) for p in pieces], dtype=np.int64)
+    assert encoder.encode_utf8(b"".join(pieces), ends).tolist() == expected
+    text_pieces = [p.decode("latin-1") for p in pieces]  # same code points, other bytes
+    expected = [i for p in text_pieces for i in encoder.encode_piece(p.encode())]
+    assert encoder.encode_str_pieces(text_pieces).tolist() == expected
+
+
+def test_encode_utf8_rejects_bad_ends():
+    encoder = RankEncoder(TINY_TOKENS)
+    for ends in ([3, 2, 5], [2, 4], [2, 6], [-1, 5], [1.5, 5.0]):
+        with pytest.raises(InvalidParameterError):
+            encoder.encode_utf8(b"abcab", ends)
+    with pytest.raises(InvalidParameterError):
+        encoder.encode_utf8(b"abc", [])
+
+
+def test_token_lookups_and_invalid_ids():
+    encoder = RankEncoder(TINY_TOKENS, special_tokens=TINY_SPECIALS)
+    assert encoder.n_tokens == len(TINY_TOKENS)
+    for i, token in enumerate(TINY_TOKENS):
+        assert encoder.token_id(token) == i
+        assert encoder.token_bytes(i) == token
+    assert encoder.token_id(b"") == -1 and encoder.token_id(b"zzzz") == -1
+    assert encoder.token_bytes(1000) == b"<|end|>"
+    assert encoder.decode_bytes([TINY_TOKENS.index(b"a"), 400, 1000]) == b"a<|pad|><|end|>"
+    for bad in (-1, len(TINY_TOKENS), 999, 1001, 2**40):
+        with pytest.raises(InvalidTokenError, match=str(bad)):
+            encoder.token_bytes(bad)
+        with pytest.raises(InvalidTokenError, match=str(bad)):
+            encoder.decode_bytes([97, 98, bad, 99])
+        with pytest.raises(InvalidTokenError, match=str(bad)):
+            encoder.decode_bytes(np.array([97, bad], dtype=np.int64))
+    for bad in (2**70, "a", 1.5, None):
+        with pytest.raises(InvalidTokenError):
+            encoder.decode_bytes([97, bad])
+    with pytest.raises(InvalidTokenError, match=str(2**64 - 1)):
+        encoder.decode_bytes(np.array([97, 2**64 - 1], dtype=np.uint64))
+    assert encoder.decode_bytes(np.array([97, 98], dtype=np.uint32)) == TINY_TOKENS[97] + TINY_TOKENS[98]
+    assert encoder.decode_bytes([]) == b""
+
+
+def test_lookup_of_tokens_with_a_common_head():
+    """Tokens longer than 8 bytes are told apart by their tails, not only by length + head."""
+    singles = [bytes([b]) for b in range(256)]
+    long_tokens = [b"abcdefgh" + bytes([c]) + tail for c in b"0123456789" for tail in (b"", b"xy")]
+    tokens = singles + long_tokens + [b"ab", b"abcd", b"abcdefgh"]
+    encoder = RankEncoder(tokens)
+    for i, token in enumerate(tokens):
+        assert encoder.token_id(token) == i
+    ids = token_ids_of(tokens)
+    for c in b"ABCDEFGHIJ":
+        for tail in (b"", b"xy", b"x"):
+            piece = b"abcdefgh" + bytes([c]) + tail
+            assert encoder.token_id(piece) == -1
+            assert _all_paths(encoder, piece) == reference_encode_piece(piece, ids)
+
+
+def test_pickle_round_trip(tiny):
+    encoder, _ = tiny
+    clone = pickle.loads(pickle.dumps(encoder))
+    assert (clone.n_tokens, clone.pair_table_size, clone.whole_piece_lookup) == (
+        encoder.n_tokens, encoder.pair_table_size, encoder.whole_piece_lookup)
+    data = _random_text(9, 3000)
+    ends = _random_ends(data, 10)
+    assert clone.encode_utf8(data, ends).tolist() == encoder.encode_utf8(data, ends).tolist()
+    assert clone.token_bytes(1000) == b"<|end|>"
+
+
+def test_constructor_errors():
+    singles = [bytes([b]) for b in range(256)]
+    with pytest.raises(FormatError, match=r"byte 65 "):
+        RankEncoder(singles[:65] + singles[66:])
+    with pytest.raises(FormatError, match=r"token ids 97 and 257"):
+        RankEncoder(singles + [b"xy", b"a"])
+    with pytest.raises(FormatError, match=r"token id 256 is empty"):
+        RankEncoder(singles + [b""])
+    with pytest.raises(FormatError, match=r"token id 256 is str"):
+        RankEncoder(singles + ["ab"])
+    with pytest.raises(FormatError, match=r"merge 1 \(97, 98\)"):
+        RankEncoder(singles + [b"bb"], [(98, 98), (97, 98)])
+    with pytest.raises(FormatError, match=r"merge 0 \(97, 999\)"):
+        RankEncoder(singles, [(97, 999)])
+    with pytest.raises(FormatError, match=r"merge 0 \(-1, 97\)"):
+        RankEncoder(singles, [(-1, 97)])
+    with pytest.raises(FormatError):
+        RankEncoder(singles, [(1, 2, 3)])
+    with pytest.raises(FormatError, match="collides"):
+        RankEncoder(singles, special_tokens={255: b"<s>"})
+    with pytest.raises(FormatError):
+        RankEncoder(singles, special_tokens={300: b""})
+    assert RankEncoder(singles, []).pair_table_size == 0
+
+
+# ---------------------------------------------------------------- threads
+
+def _concurrent_matches_sequential(encoder: RankEncoder, jobs) -> None:
+    expected = [encoder.encode_utf8(data, ends).tolist() for data, ends in jobs]
+    results: dict[int, list] = {}
+    barrier = threading.Barrier(len(jobs))
+
+    def work(k: int) -> None:
+        data, ends = jobs[k]
+        barrier.wait()
+        results[k] = [encoder.encode_utf8(data, ends).tolist() for _ in range(3)]
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(len(jobs))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    for k, runs in results.items():
+        assert all(run == expected[k] for run in runs)
+    assert len(results) == len(jobs)
+
+
+def test_threads_tiny():
+    encoder = RankEncoder(TINY_TOKENS, TINY_MERGES)
+    jobs = []
+    for seed in (20, 21):
+        data = _random_text(seed, 400_000)
+        jobs.append((data, _random_ends(data, seed + 100)))
+    _concurrent_matches_sequential(encoder, jobs)
+
+
+# ---------------------------------------------------------------- real vocabularies (shared/)
+
+def _load_tiktoken_file(path: Path) -> list[bytes]:
+    tokens = []
+    for line in path.read_bytes().splitlines():
+        if line:
+            encoded, rank = line.split()
+            assert int(rank) == len(tokens), "ranks must be 0..n-1 in order"
+            tokens.append(base64.b64decode(encoded))
+    return tokens
+
+
+@pytest.fixture(scope="module")
+def patterns(shared_dir):
+    encodings = json.loads((shared_dir / "vocab" / "tiktoken_encodings.json").read_text())
+    return {name: value["pat_str"] for name, value in encodings.items()}
+
+
+@pytest.fixture(scope="module")
+def vocabs(shared_dir):
+    """name -> ordinary tokens (id order)."""
+    return {name: _load_tiktoken_file(shared_dir / "vocab" / f"{name}.tiktoken")
+            for name in ("cl100k_base", "o200k_base")}
+
+
+@pytest.fixture(scope="module")
+def cl100k(vocabs):
+    return RankEncoder(vocabs["cl100k_base"])
+
+
+def _eval_texts(shared_dir: Path, limit) -> dict[str, str]:
+    files = sorted((shared_dir / "corpora" / "eval").glob("*/*.txt"))
+    return {str(f.relative_to(shared_dir)): f.read_text(encoding="utf-8")[:limit] for f in files}
+
+
+_piece_cache: dict = {}
+
+
+def _unique_pieces(shared_dir: Path, pattern: str, full: bool) -> list[bytes]:
+    key = (pattern, full)
+    if key not in _piece_cache:
+        found: set[str] = set()
+        for text in _eval_texts(shared_dir, None if full else QUICK_CHARS_PER_FILE).values():
+            found.update(regex.findall(pattern, text))
+        _piece_cache[key] = sorted(p.encode("utf-8") for p in found)
+    return _piece_cache[key]
+
+
+def _tiktoken_encoding(name: str, pattern: str, tokens: list[bytes]):
+    tiktoken = pytest.importorskip("tiktoken")
+    return tiktoken.Encoding(f"test_{name}", pat_str=pattern,
+                             mergeable_ranks=token_ids_of(tokens), special_tokens={})
+
+
+@settings(max_examples=150, deadline=None)
+@given(piece=st.binary(max_size=200))
+def test_cl100k_random_bytes_equal_reference(cl100k, vocabs, piece):
+    ids = token_ids_of(vocabs["cl100k_base"])
+    assert _all_paths(cl100k, piece) == reference_encode_piece(piece, ids)
+
+
+def test_cl100k_long_small_alphabet_pieces(cl100k, vocabs):
+    ids = token_ids_of(vocabs["cl100k_base"])
+    no_lookup = RankEncoder(vocabs["cl100k_base"], whole_piece_lookup=False)
+    rng = random.Random(17)
+    for alphabet in ("ab", "a b", "0123456789", "ab \n", "xyz.", "^", " \t"):
+        piece = "".join(rng.choice(alphabet) for _ in range(rng.randint(300, 1500))).encode()
+        expected = reference_encode_piece(piece, ids)
+        assert _all_paths(cl100k, piece) == expected
+        assert _all_paths(no_lookup, piece) == expected  # too long to be a token
+
+
+def test_cl100k_table_matches_python_builder(cl100k, vocabs):
+    assert cl100k.pair_table_size == len(all_splits_table(vocabs["cl100k_base"]))
+
+
+@pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])
+def test_every_token_encodes_to_itself(vocabs, name):
+    """D.5: cl100k and o200k are self-consistent, so BPE alone rebuilds every token."""
+    encoder = RankEncoder(vocabs[name], whole_piece_lookup=False)
+    failures = [i for i, t in enumerate(vocabs[name]) if encoder.encode_piece(t) != [i]]
+    assert failures == []
+
+
+def _assert_piece_parity(encoder: RankEncoder, enc, pieces: list[bytes]) -> None:
+    mismatches = [p for p in pieces if encoder.encode_piece(p) != enc._encode_single_piece(p)]
+    assert len(pieces) > 1000
+    assert mismatches == [], f"{len(mismatches)} of {len(pieces)} pieces differ: {mismatches[:5]}"
+
+
+def _parity_test(shared_dir, patterns, vocabs, name, full):
+    enc = _tiktoken_encoding(name, patterns[name], vocabs[name])
+    encoder = RankEncoder(vocabs[name])
+    _assert_piece_parity(encoder, enc, _unique_pieces(shared_dir, patterns[name], full))
+    texts = _eval_texts(shared_dir, None if full else 300_000)
+    for path in ("corpora/eval/docs/en.txt", "corpora/eval/code/python.txt",
+                 "corpora/eval/docs/ru.txt", "corpora/eval/docs/ja.txt"):
+        text = texts[path]
+        ids = encoder.encode_str_pieces(regex.findall(patterns[name], text))
+        assert ids.tolist() == enc.encode_ordinary(text), path
+
+
+@pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])
+def test_tiktoken_parity(shared_dir, patterns, vocabs, name):
+    _parity_test(shared_dir, patterns, vocabs, name, full=False)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])
+def test_tiktoken_parity_full_corpora(shared_dir, patterns, vocabs, name):
+    _parity_test(shared_dir, patterns, vocabs, name, full=True)
+
+
+def test_threads_cl100k(shared_dir, cl100k, patterns):
+    jobs = []
+    for path in ("docs/en.txt", "code/python.txt"):
+        text = (shared_dir / "corpora" / "eval" / path).read_text(encoding="utf-8")[:400_000]
+        lengths = [len(p.encode()) for p in regex.findall(patterns["cl100k_base"], text)]
+        jobs.append((text.encode(), np.cumsum(lengths, dtype=np.int64)))
+    _concurrent_matches_sequential(cl100k, jobs)
+
+
+# ---------------------------------------------------------------- Llama-3 (not self-consistent)
+
+def _unicode_to_byte() -> dict[str, int]:
+    """The inverse of GPT-2's byte -> printable character map used by ByteLevel vocabularies."""
+    kept = [*range(ord("!"), ord("~") + 1), *range(ord("¡"), ord("¬") + 1),
+            *range(ord("®"), ord("ÿ") + 1)]
+    mapping, shifted = {}, 0
+    for byte in range(256):
+        if byte in kept:
+            mapping[chr(byte)] = byte
+        else:
+            mapping[chr(256 + shifted)] = byte
+            shifted += 1
+    return mapping
+
+
+@pytest.fixture(scope="module")
+def llama3(shared_dir):
+    model = json.loads((shared_dir / "vocab" / "llama3" / "tokenizer.json").read_text())["model"]
+    to_byte = _unicode_to_byte()
+    by_id = {i: bytes(to_byte[c] for c in s) for s, i in model["vocab"].items() if i < 128000}
+    tokens = [by_id[i] for i in range(len(by_id))]
+    merges = []
+    for merge in model["merges"]:
+        left, right = merge.split(" ") if isinstance(merge, str) else merge
+        merges.append((model["vocab"][left], model["vocab"][right]))
+    return tokens, merges
+
+
+def test_llama3_parity(shared_dir, patterns, llama3):
+    tokens, merges = llama3
+    # Llama-3's pattern is the original cl100k string.
+    enc = _tiktoken_encoding("llama3", patterns["cl100k_base"], tokens)
+    pieces = _unique_pieces(shared_dir, patterns["cl100k_base"], full=False)
+    all_splits = RankEncoder(tokens)
+    _assert_piece_parity(all_splits, enc, pieces)
+    from_merges = RankEncoder(tokens, merges)
+    assert from_merges.pair_table_size == all_splits.pair_table_size == len(merges)
+    _assert_piece_parity(from_merges, enc, pieces)
+
+
+def test_llama3_needs_whole_piece_lookup(llama3):
+    """B.5: 588 Llama-3 tokens do not come out of BPE as themselves (rten #453 counts the same)."""
+    tokens, _ = llama3
+    bpe_only = RankEncoder(tokens, whole_piece_lookup=False)
+    assert sum(bpe_only.encode_piece(t) != [i] for i, t in enumerate(tokens)) == 588
+    with_lookup = RankEncoder(tokens)
+    assert all(with_lookup.encode_piece(t) == [i] for i, t in enumerate(tokens))
+
+
+# ---------------------------------------------------------------- pathological pieces
+
+def _pathological(size: int) -> dict[str, bytes]:
+    rng = random.Random(size)
+    b64 = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+    return {
+        "a-run": b"a" * size,
+        "lowercase": bytes(rng.choice(b"abcdefghijklmnopqrstuvwxyz") for _ in range(size)),
+        "base64": bytes(rng.choice(b64) for _ in range(size)),
+        "caret-run": b"^" * size,
+    }
+
+
+def test_pathological_pieces_finish(cl100k):
+    for name, piece in _pathological(1_000_000).items():
+        started = time.perf_counter()
+        ids = cl100k.encode_piece(piece)
+        elapsed = time.perf_counter() - started
+        assert elapsed < 30, f"{name}: {elapsed:.1f} s"
+        assert cl100k.decode_bytes(ids) == piece
+
+
+def test_pathological_pieces_equal_reference(cl100k, vocabs):
+    ids = token_ids_of(vocabs["cl100k_base"])
+    enc = None  # tiktoken is a second opinion here, not a requirement
+    if importlib.util.find_spec("tiktoken") is not None:
+        enc = _tiktoken_encoding("cl100k_base", "x", vocabs["cl100k_base"])
+    for name, piece in _pathological(10_000).items():
+        expected = reference_encode_piece(piece, ids)
+        assert _all_paths(cl100k, piece) == expected, name
+        if enc is not None:
+            assert enc._encode_single_piece(piece) == expected, name

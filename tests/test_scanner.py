@@ -1,0 +1,407 @@
+"""The compiled scanners split exactly like the regex patterns they replace.
+
+The oracle is the pre-tokenizer's own regex path (``with_regex_only()``, which for
+``gpt4-digits-rtl`` includes its right-to-left refine). Inputs: the shared evaluation corpora
+and a slice of the training corpus, hypothesis text, a hostile-alphabet fuzzer (every ``\\s``
+kind, CR/LF mixtures, contractions in every case and ``'ſ``, every letter case class, marks on
+many scripts, emoji sequences, digits of other scripts, lone surrogates) and long runs.
+
+Speed (reported, not asserted): ``python tests/test_scanner.py`` prints MB/s per pattern and text.
+"""
+
+from __future__ import annotations
+
+import lzma
+import os
+import pickle
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+import regex
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import cybpe
+from cybpe import _gen_unicode_tables as tables_generator
+from cybpe._pretokenizer import FORCE_REGEX_ENV
+from cybpe._scanner import SCANNER_NAMES, Scanner
+from cybpe.errors import UnknownPreTokenizerError
+
+
+def _shared() -> Path | None:
+    configured = os.environ.get("CYBPE_SHARED")
+    path = Path(configured) if configured else Path(__file__).resolve().parents[2] / "shared"
+    return path if path.is_dir() else None
+
+
+SHARED_SKIP = "the shared corpora are absent (set CYBPE_SHARED to the folder holding corpora/)"
+
+
+def pretokenizer(name: str) -> cybpe.PreTokenizer:
+    """The registered pre-tokenizer a scanner name stands for."""
+    if name.startswith("gpt4-digits") and name[-1].isdigit():
+        return cybpe.get_pretokenizer("gpt4-digits", digits=int(name[-1]))
+    return cybpe.get_pretokenizer(name)
+
+
+_ORACLES: dict[str, cybpe.PreTokenizer] = {}
+_SCANNERS: dict[str, Scanner] = {}
+
+
+def oracle_spans(name: str, text: str) -> list[tuple[int, int]]:
+    if name not in _ORACLES:
+        _ORACLES[name] = pretokenizer(name).with_regex_only()
+    return _ORACLES[name].split_spans(text)
+
+
+def scanner(name: str) -> Scanner:
+    if name not in _SCANNERS:
+        _SCANNERS[name] = Scanner(name)
+    return _SCANNERS[name]
+
+
+def byte_ends_as_code_points(text: str, ends: np.ndarray) -> list[int]:
+    data = text.encode("utf-8", "surrogatepass")
+    starts = np.frombuffer(data, dtype=np.uint8) & 0xC0 != 0x80  # bytes that start a code point
+    cumulative = np.concatenate([[0], np.cumsum(starts)])
+    return cumulative[ends].tolist()
+
+
+def assert_same_split(name: str, text: str, label: str = "") -> None:
+    want = oracle_spans(name, text)
+    got = scanner(name).split_spans(text)
+    if got != want:
+        k = next(i for i, (a, b) in enumerate(zip(got + [None], want + [None])) if a != b)
+        lo = (want[k] if k < len(want) else got[k])[0]
+        raise AssertionError(
+            f"{name} {label}: piece {k} differs near {text[max(0, lo - 20):lo + 30]!r}\n"
+            f"  scanner: {[text[s:e] for s, e in got[k:k + 4]]}\n"
+            f"  regex:   {[text[s:e] for s, e in want[k:k + 4]]}"
+        )
+    # The byte-level API agrees with the code-point one.
+    ends = scanner(name).split_utf8(text.encode("utf-8", "surrogatepass"))
+    assert ends.dtype == np.int64
+    assert byte_ends_as_code_points(text, ends) == [e for _, e in want], f"{name} {label}: split_utf8"
+
+
+kinds = pytest.mark.parametrize("name", SCANNER_NAMES)
+
+
+# -- API --------------------------------------------------------------------------------------
+
+def test_names_and_kinds():
+    assert len(set(SCANNER_NAMES)) == len(SCANNER_NAMES) == 10
+    assert [Scanner(n).kind for n in SCANNER_NAMES] == list(range(len(SCANNER_NAMES)))
+    assert Scanner("o200k").name == "o200k"
+
+
+def test_unknown_name_lists_the_names():
+    with pytest.raises(UnknownPreTokenizerError) as info:
+        Scanner("cl100kk")
+    assert "cl100k" in str(info.value) and "gpt4-digits-rtl" in str(info.value)
+
+
+@kinds
+def test_pickle_round_trip(name):
+    again = pickle.loads(pickle.dumps(Scanner(name)))
+    assert again == Scanner(name) and again.name == name
+    assert again.split("Hello, world 12345!") == Scanner(name).split("Hello, world 12345!")
+
+
+def test_empty_and_buffer_types():
+    sc = Scanner("cl100k")
+    assert sc.split_spans("") == [] and sc.split("") == []
+    assert sc.split_utf8(b"").tolist() == []
+    data = "héllo wörld\n".encode()
+    want = sc.split_utf8(data).tolist()
+    assert want[-1] == len(data)
+    for same in (bytearray(data), memoryview(data), np.frombuffer(data, dtype=np.uint8)):
+        assert sc.split_utf8(same).tolist() == want
+    assert "".join(sc.split("héllo wörld\n")) == "héllo wörld\n"
+
+
+@kinds
+def test_invalid_utf8_never_faults(name):
+    rng = random.Random(5)
+    sc = Scanner(name)
+    pool = [b"\xff", b"\x80", b"\xc3", b"\xe0\x80", b"\xed\xa0", b"\xf4\x90\x80\x80", b"\xf0\x9f",
+            b"a", b" ", b"1", b"'", b"\n", "é".encode(), "\u0301".encode(), "ſ".encode()]
+    for _ in range(300):
+        data = b"".join(rng.choice(pool) for _ in range(rng.randrange(1, 20)))
+        ends = sc.split_utf8(data).tolist()
+        assert ends and ends[-1] == len(data)
+        assert all(a < b for a, b in zip([0] + ends, ends))
+
+
+# -- the Unicode tables -----------------------------------------------------------------------
+
+def test_tables_match_regex_for_every_code_point():
+    """Each class bit of the compiled lookup equals the regex property, U+0000..U+10FFFF."""
+    from cybpe._scanner import _code_point_classes
+
+    compiled = np.frombuffer(_code_point_classes(), dtype=np.uint8)
+    every = "".join(map(chr, range(0x110000)))
+    for bit, (_, prop) in enumerate(tables_generator.CLASS_BITS):
+        expected = np.zeros(0x110000, dtype=bool)
+        for m in regex.finditer(prop + "+", every):
+            expected[m.start():m.end()] = True
+        got = (compiled >> bit) & 1 == 1
+        diff = np.flatnonzero(got != expected)
+        assert diff.size == 0, f"{prop}: first difference at U+{diff[0]:04X}"
+
+
+def test_committed_header_is_current():
+    header = Path(tables_generator.OUTPUT).read_text()
+    if f"`regex` module {regex.__version__}," not in header:
+        pytest.skip(f"the header was generated with another regex release than {regex.__version__}")
+    assert header == tables_generator.render(
+        tables_generator.class_bytes(), tables_generator.contraction_folds()
+    ), "rerun python cybpe/_gen_unicode_tables.py"
+
+
+# -- corpora ----------------------------------------------------------------------------------
+
+def _eval_files() -> list[Path]:
+    shared = _shared()
+    if shared is None:
+        return []
+    return sorted((shared / "corpora" / "eval").glob("**/*.txt"))
+
+
+@kinds
+def test_corpus_heads(name):
+    """The first 16 KB of every evaluation file (every script), and the UDHR files whole."""
+    files = _eval_files()
+    if not files:
+        pytest.skip(SHARED_SKIP)
+    for path in files:
+        text = path.read_text(encoding="utf-8")
+        if "parallel-udhr" not in path.parts:
+            text = text[:16_000]
+        assert_same_split(name, text, str(path))
+
+
+@pytest.mark.slow
+@kinds
+def test_corpus_files_whole(name):
+    files = _eval_files()
+    if not files:
+        pytest.skip(SHARED_SKIP)
+    for path in files:
+        assert_same_split(name, path.read_text(encoding="utf-8"), str(path))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["cl100k", "o200k"])
+def test_training_corpus_slice(name):
+    shared = _shared()
+    if shared is None:
+        pytest.skip(SHARED_SKIP)
+    with lzma.open(shared / "corpora" / "train" / "mixed-train.txt.xz", "rt", encoding="utf-8") as f:
+        text = f.read(6_000_000)  # characters: about 7 MB of UTF-8
+    for start in range(0, len(text), 500_000):  # document-sized chunks keep messages short
+        assert_same_split(name, text[start:start + 500_000], f"train[{start}:]")
+
+
+# -- hypothesis -------------------------------------------------------------------------------
+
+@kinds
+@settings(max_examples=300, deadline=None)
+@given(text=st.text())
+def test_hypothesis_text(name, text):
+    assert_same_split(name, text)
+
+
+@kinds
+@settings(max_examples=200, deadline=None)
+@given(text=st.text(st.characters(codec=None, exclude_categories=()), max_size=40))
+def test_hypothesis_text_with_surrogates(name, text):
+    assert_same_split(name, text)
+
+
+# -- hostile alphabet -------------------------------------------------------------------------
+
+WHITESPACE = (
+    ["\t", "\n", "\x0b", "\x0c", "\r", "\x1c", "\x1d", "\x1e", "\x1f", " ", "\x85", "\xa0",
+     "\u1680", "\u2028", "\u2029", "\u202f", "\u205f", "\u3000", "\r\n", "\r\n\r\n", "\n\n", " \n"]
+    + [chr(c) for c in range(0x2000, 0x200B)]
+)
+CONTRACTIONS = ["'s", "'S", "'t", "'T", "'re", "'RE", "'Re", "'rE", "'ve", "'VE", "'m", "'M",
+                "'ll", "'LL", "'Ll", "'lL", "'d", "'D", "'ſ", "'\u212a", "'", "''", "'x", "'l", "'r"]
+LETTERS = ["a", "z", "A", "Z", "s", "S", "l", "L", "e", "E", "ſ", "\u212a", "é", "É", "ß", "ǅ",
+           "ǈ", "ʰ", "ˆ", "ー", "々", "中", "文", "あ", "한", "א", "ب", "Ж", "ж", "Ω", "ω", "ﬁ",
+           "XMLHttp", "Request", "camelCase", "ABC", "hello", "HELLO"]
+MARKS = ["\u0301", "\u0308", "\u093f", "\u094d", "\u0902", "\u0e31", "\u0e48", "\u1031", "\u103a",
+         "\u0bcd", "\u0bbf", "\u064e", "\u0651", "\u20dd", "\ufe0f",
+         "हिन्दी", "विकिपीडिया", "ภาษาไทย", "မြန်မာ", "தமிழ்", "عَرَبِيّ", "e\u0301", "E\u0301"]
+EMOJI = ["😀", "👍🏽", "👨\u200d👩\u200d👧", "🏳️\u200d🌈", "\u200d", "\u200c", "🇫🇷"]
+NUMBERS = ["0", "1", "12", "123", "1234", "9999999", "١٢٣", "१२३", "૧", "½", "²", "Ⅻ", "ⅻ", "〇",
+           "a1", "1a", "x²", "٣ب"]
+PUNCTUATION = ["!", ".", ",", "?", "/", "//", "-", "_", "(", ")", "\"", "«", "»", "…", "—", "§",
+               "$", "€", "+", "=", "<", ">", "#", "@", "\\", "`", "~", "^", "\x00", "\x7f", "\u00ad",
+               "\ufeff", "\U0010ffff", "\U000e0001"]
+SURROGATES = ["\ud800", "\udfff", "\udc00", "\ud83d", "\ude00"]
+ALL_ATOMS = WHITESPACE + CONTRACTIONS + LETTERS + MARKS + EMOJI + NUMBERS + PUNCTUATION + SURROGATES
+
+
+def hostile_strings(seed: int, count: int, max_atoms: int = 24) -> list[str]:
+    rng = random.Random(seed)
+    groups = [WHITESPACE, CONTRACTIONS, LETTERS, MARKS, EMOJI, NUMBERS, PUNCTUATION, SURROGATES]
+    out = []
+    for _ in range(count):
+        # Bias each string towards a few groups so that runs of one class form.
+        chosen = rng.sample(groups, rng.randrange(1, 4))
+        atoms = [a for g in chosen for a in g]
+        if rng.random() < 0.3:
+            atoms = ALL_ATOMS
+        out.append("".join(rng.choice(atoms) for _ in range(rng.randrange(1, max_atoms))))
+    return out
+
+
+@kinds
+def test_hostile_alphabet(name):
+    for k, text in enumerate(hostile_strings(seed=1234 + SCANNER_NAMES.index(name), count=3000)):
+        assert_same_split(name, text, f"hostile #{k}")
+
+
+@kinds
+def test_every_atom_pair(name):
+    """Every ordered pair of atoms, alone and between letters, spaces and newlines."""
+    text_parts = []
+    for a in ALL_ATOMS:
+        for b in ALL_ATOMS:
+            text_parts.append(a + b)
+    for sep in ("", " ", "x", "\n"):
+        assert_same_split(name, sep.join(text_parts), f"pairs joined by {sep!r}")
+    for pair in text_parts[::7]:  # at the very start and end of the text as well
+        assert_same_split(name, pair, "pair alone")
+
+
+@kinds
+def test_long_runs(name):
+    """Runs of 12k of each atom, bare and framed, stay exact (and linear: the test is quick)."""
+    singles = sorted({a for a in ALL_ATOMS if len(a) <= 3})
+    for atom in singles:
+        run = atom * max(1, 12_000 // len(atom))
+        for text in (run, "a" + run + "a", " " + run + "\n", "1" + run + "x"):
+            assert_same_split(name, text, f"run of {atom!r}")
+
+
+# -- the registry wires the scanners in -------------------------------------------------------
+
+@kinds
+def test_registered_pretokenizer_uses_scanner(name, monkeypatch):
+    pt = pretokenizer(name)
+    assert pt.uses_scanner
+    assert isinstance(pt.scanner, Scanner) and pt.scanner.name == name
+    text = "Hello, WORLD's 1234567 numbers\n\n  हिन्दी 'll\u00a0end  "
+    fast = pt.split_spans(text)
+    monkeypatch.setenv(FORCE_REGEX_ENV, "1")
+    assert not pt.uses_scanner
+    assert pt.split_spans(text) == fast
+    assert pt.split(text) == [text[s:e] for s, e in fast]
+
+
+# -- a peer: HF tokenizers' Split on the portable (non-possessive) patterns --------------------
+
+@pytest.mark.parametrize("name", ["gpt2", "llama3", "qwen2"])
+def test_against_hf_split_on_english_and_code(name):
+    tokenizers = pytest.importorskip("tokenizers")
+    files = [p for p in _eval_files() if p.name in ("en.txt", "python.txt", "c.txt")]
+    if not files:
+        pytest.skip(SHARED_SKIP)
+    split = tokenizers.pre_tokenizers.Split(
+        tokenizers.Regex(pretokenizer(name).pattern), behavior="isolated"
+    )
+    for path in files:
+        text = path.read_text(encoding="utf-8")[:100_000]
+        hf = [span for _, span in split.pre_tokenize_str(text)]
+        assert scanner(name).split_spans(text) == hf, str(path)
+
+
+# -- the per-piece C API and threads ------------------------------------------------------------
+
+@kinds
+def test_scan_next_loop_agrees_with_scan_all(name):
+    """scan_next (the per-piece C API the encoder uses) gives the same ends as scan_all."""
+    from cybpe._scanner import _ends_by_scan_next
+
+    for text in hostile_strings(seed=99, count=300) + ["12345678 x 1234", "a\n  ", "\u0301"]:
+        data = text.encode("utf-8", "surrogatepass")
+        assert _ends_by_scan_next(scanner(name).kind, data) == scanner(name).split_utf8(data).tolist()
+
+
+def test_threads_share_a_scanner():
+    from concurrent.futures import ThreadPoolExecutor
+
+    sc = Scanner("o200k")
+    texts = [t.encode("utf-8", "surrogatepass") for t in hostile_strings(seed=7, count=64, max_atoms=400)]
+    want = [sc.split_utf8(t).tolist() for t in texts]
+    with ThreadPoolExecutor(4) as pool:
+        got = list(pool.map(lambda t: sc.split_utf8(t).tolist(), texts))
+    assert got == want
+
+
+# -- speed (run this file as a script; nothing is asserted) -------------------------------------
+
+def _benchmark() -> None:
+    """MB/s of split_utf8 per pattern and text kind, against regex.finditer and tiktoken."""
+    import json
+    import time
+
+    shared = _shared()
+    if shared is None:
+        raise SystemExit(SHARED_SKIP)
+    ev = shared / "corpora" / "eval"
+    texts = {
+        "en": (ev / "docs" / "en.txt").read_text(encoding="utf-8"),
+        "code": (ev / "code" / "python.txt").read_text(encoding="utf-8")
+        + (ev / "code" / "c.txt").read_text(encoding="utf-8"),
+        "zh": (ev / "docs" / "zh-Hans.txt").read_text(encoding="utf-8"),
+        "hi": (ev / "parallel-ntrex" / "hi.txt").read_text(encoding="utf-8"),
+    }
+
+    def best_seconds(run, repeat):
+        best = float("inf")
+        for _ in range(repeat):
+            t0 = time.perf_counter()
+            run()
+            best = min(best, time.perf_counter() - t0)
+        return best
+
+    encoders = {}
+    try:
+        import tiktoken
+        import tiktoken.load
+
+        specs = json.loads((shared / "vocab" / "tiktoken_encodings.json").read_text())
+        for enc in ("cl100k", "o200k"):
+            ranks = tiktoken.load.load_tiktoken_bpe(str(shared / "vocab" / f"{enc}_base.tiktoken"))
+            spec = specs[f"{enc}_base"]
+            encoders[enc] = tiktoken.Encoding(
+                enc, pat_str=spec["pat_str"], mergeable_ranks=ranks, special_tokens=spec["special_tokens"]
+            )
+    except ImportError:
+        pass
+    print("MB/s (UTF-8 bytes); scanner = split_utf8, regex = finditer spans (first 1 MB), "
+          "tiktoken = encode_ordinary (split + BPE)")
+    print(f"{'pattern':16s} {'text':5s} {'scanner':>8s} {'regex':>7s} {'ratio':>6s} {'tiktoken':>9s}")
+    for name in SCANNER_NAMES:
+        compiled = regex.compile(pretokenizer(name).pattern)
+        for kind, text in texts.items():
+            data = text.encode("utf-8")
+            fast = len(data) / best_seconds(lambda: scanner(name).split_utf8(data), 10) / 1e6
+            head = text[:1_000_000]
+            head_bytes = len(head.encode("utf-8"))
+            slow = head_bytes / best_seconds(lambda: [m.span() for m in compiled.finditer(head)], 2) / 1e6
+            tik = ""
+            if name in encoders:
+                enc = encoders[name]
+                tik = f"{len(data) / best_seconds(lambda: enc.encode_ordinary(text), 2) / 1e6:9.1f}"
+            print(f"{name:16s} {kind:5s} {fast:8.1f} {slow:7.2f} {fast / slow:5.0f}x {tik}")
+
+
+if __name__ == "__main__":
+    _benchmark()

@@ -118,7 +118,7 @@ cdef inline token_t probe_token(const RankTables* t, const uint8_t* s, Py_ssize_
         if slot.token < 0:
             return -1
         if slot.head == head and slot.length == n:
-            if n <= 16 or memcmp(t.token_blob + t.token_offsets[slot.token] + 8, s + 8,
+            if n <= 8 or memcmp(t.token_blob + t.token_offsets[slot.token] + 8, s + 8,
                                 n - 8) == 0:
                 return slot.token
         i = (i + 1) & t.token_mask

@@ -12,7 +12,6 @@ Speed (reported, not asserted): ``python tests/test_scanner.py`` prints MB/s per
 from __future__ import annotations
 
 import lzma
-import os
 import pickle
 import random
 from pathlib import Path
@@ -28,15 +27,6 @@ from cybpe import _gen_unicode_tables as tables_generator
 from cybpe._pretokenizer import FORCE_REGEX_ENV
 from cybpe._scanner import SCANNER_NAMES, Scanner
 from cybpe.errors import UnknownPreTokenizerError
-
-
-def _shared() -> Path | None:
-    configured = os.environ.get("CYBPE_SHARED")
-    path = Path(configured) if configured else Path(__file__).resolve().parents[2] / "shared"
-    return path if path.is_dir() else None
-
-
-SHARED_SKIP = "the shared corpora are absent (set CYBPE_SHARED to the folder holding corpora/)"
 
 
 def pretokenizer(name: str) -> cybpe.PreTokenizer:
@@ -163,20 +153,16 @@ def test_committed_header_is_current():
 
 # -- corpora ----------------------------------------------------------------------------------
 
-def _eval_files() -> list[Path]:
-    shared = _shared()
-    if shared is None:
-        return []
-    return sorted((shared / "corpora" / "eval").glob("**/*.txt"))
+def _eval_files(shared_dir: Path) -> list[Path]:
+    files = sorted((shared_dir / "corpora" / "eval").glob("**/*.txt"))
+    assert files, f"no evaluation texts under {shared_dir}"
+    return files
 
 
 @kinds
-def test_corpus_heads(name):
+def test_corpus_heads(name, shared_dir):
     """The first 16 KB of every evaluation file (every script), and the UDHR files whole."""
-    files = _eval_files()
-    if not files:
-        pytest.skip(SHARED_SKIP)
-    for path in files:
+    for path in _eval_files(shared_dir):
         text = path.read_text(encoding="utf-8")
         if "parallel-udhr" not in path.parts:
             text = text[:16_000]
@@ -185,21 +171,15 @@ def test_corpus_heads(name):
 
 @pytest.mark.slow
 @kinds
-def test_corpus_files_whole(name):
-    files = _eval_files()
-    if not files:
-        pytest.skip(SHARED_SKIP)
-    for path in files:
+def test_corpus_files_whole(name, shared_dir):
+    for path in _eval_files(shared_dir):
         assert_same_split(name, path.read_text(encoding="utf-8"), str(path))
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["cl100k", "o200k"])
-def test_training_corpus_slice(name):
-    shared = _shared()
-    if shared is None:
-        pytest.skip(SHARED_SKIP)
-    with lzma.open(shared / "corpora" / "train" / "mixed-train.txt.xz", "rt", encoding="utf-8") as f:
+def test_training_corpus_slice(name, shared_dir):
+    with lzma.open(shared_dir / "corpora" / "train" / "mixed-train.txt.xz", "rt", encoding="utf-8") as f:
         text = f.read(6_000_000)  # characters: about 7 MB of UTF-8
     for start in range(0, len(text), 500_000):  # document-sized chunks keep messages short
         assert_same_split(name, text[start:start + 500_000], f"train[{start}:]")
@@ -279,14 +259,31 @@ def test_every_atom_pair(name):
         assert_same_split(name, pair, "pair alone")
 
 
+LONG_RUN_ATOMS = [" ", "\t", "\n", "\r\n", " \n", "\x0b", "\xa0", "\u3000", "\u2028", "'s", "'LL", "'",
+                  "'ſ", "a", "A", "Aa", "aA", "ǅ", "ʰ", "中", "\u0301", "e\u0301", "\u093f", "क\u093f",
+                  "1", "١", "½", "1a", "!", "/", "!\n", "😀", "\u200d", "\ud800", "\x00"]
+
+
 @kinds
 def test_long_runs(name):
-    """Runs of 12k of each atom, bare and framed, stay exact (and linear: the test is quick)."""
-    singles = sorted({a for a in ALL_ATOMS if len(a) <= 3})
-    for atom in singles:
-        run = atom * max(1, 12_000 // len(atom))
+    """Runs of 12k of each class, bare and framed, stay exact (and linear: the test is quick)."""
+    for atom in LONG_RUN_ATOMS:
+        run = atom * (12_000 // len(atom))
         for text in (run, "a" + run + "a", " " + run + "\n", "1" + run + "x"):
             assert_same_split(name, text, f"run of {atom!r}")
+
+
+@kinds
+def test_scanners_stay_linear(name):
+    """1M-character runs of each class scan in milliseconds (a quadratic rule would take minutes)."""
+    import time
+
+    for atom in LONG_RUN_ATOMS:
+        data = ("\u0301" + atom * (1_000_000 // len(atom)) + "\u0301").encode("utf-8", "surrogatepass")
+        t0 = time.perf_counter()
+        ends = scanner(name).split_utf8(data)
+        elapsed = time.perf_counter() - t0
+        assert ends[-1] == len(data) and elapsed < 2.0, f"{atom!r}: {elapsed:.2f} s"
 
 
 # -- the registry wires the scanners in -------------------------------------------------------
@@ -307,11 +304,9 @@ def test_registered_pretokenizer_uses_scanner(name, monkeypatch):
 # -- a peer: HF tokenizers' Split on the portable (non-possessive) patterns --------------------
 
 @pytest.mark.parametrize("name", ["gpt2", "llama3", "qwen2"])
-def test_against_hf_split_on_english_and_code(name):
+def test_against_hf_split_on_english_and_code(name, shared_dir):
     tokenizers = pytest.importorskip("tokenizers")
-    files = [p for p in _eval_files() if p.name in ("en.txt", "python.txt", "c.txt")]
-    if not files:
-        pytest.skip(SHARED_SKIP)
+    files = [p for p in _eval_files(shared_dir) if p.name in ("en.txt", "python.txt", "c.txt")]
     split = tokenizers.pre_tokenizers.Split(
         tokenizers.Regex(pretokenizer(name).pattern), behavior="isolated"
     )
@@ -351,9 +346,11 @@ def _benchmark() -> None:
     import json
     import time
 
-    shared = _shared()
+    from conftest import SKIP_REASON, shared_path  # this file runs from tests/
+
+    shared = shared_path()
     if shared is None:
-        raise SystemExit(SHARED_SKIP)
+        raise SystemExit(SKIP_REASON)
     ev = shared / "corpora" / "eval"
     texts = {
         "en": (ev / "docs" / "en.txt").read_text(encoding="utf-8"),

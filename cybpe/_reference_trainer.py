@@ -9,16 +9,17 @@ exactly, and the differential tests compare the two:
   subtracted and its new windows added, each recounted from the symbol sequence. (Recounting every
   chunk at every step gives the same table and was too slow for the real-text tests: 80 ms per
   step on 220 KB of unique chunks.)
-* The pair with the highest count wins. Among equal counts the smallest ``(left, right)`` wins, where
-  ids are compared either as they are (``tie_break="ids"``) or with the 256 byte ids permuted into
-  HuggingFace ByteLevel code-point order (``tie_break="huggingface"``).
+* The pair with the highest count wins. Among equal counts the smallest ``(left, right)`` wins,
+  where ids are compared either as they are (``tie_break="ids"``) or with the 256 byte ids
+  permuted into HuggingFace ByteLevel code-point order (``tie_break="huggingface"``).
 * The merge is applied left to right without overlap in every chunk (``a a a`` -> ``[aa] a``).
-* The merged token gets the next fresh id, unless its bytes already are a token: then the existing id
-  is reused, the merge is still recorded, and it does not count as a new token.
+* The merged token gets the next fresh id, unless its bytes already are a token: then the existing
+  id is reused, the merge is still recorded, and it does not count as a new token.
 """
 
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Sequence
 
@@ -62,7 +63,7 @@ def _tie_key(tie_break: str) -> Callable[[int], int]:
 
 
 def _merge_word(word: list[int], left: int, right: int, new_id: int) -> list[int]:
-    """Replace every ``left right`` in ``word`` by ``new_id``, scanning left to right, no overlap."""
+    """Replace each ``left right`` in ``word`` by ``new_id``, scanning left to right, no overlap."""
     out: list[int] = []
     i = 0
     while i < len(word):
@@ -78,7 +79,7 @@ def _merge_word(word: list[int], left: int, right: int, new_id: int) -> list[int
 def check_inputs(chunks: Sequence[bytes], weights: Iterable[int], n_new_tokens: int,
                  min_frequency: int) -> list[int]:
     """Validate the common arguments; return the weights as a list of Python ints."""
-    weight_list = [int(w) for w in weights]
+    weight_list = [operator.index(w) for w in weights]
     if len(weight_list) != len(chunks):
         raise InvalidParameterError(
             f"chunks and weights differ in length ({len(chunks)} != {len(weight_list)})"
@@ -106,7 +107,7 @@ def reference_train_merges(chunks: Sequence[bytes], weights: Iterable[int], n_ne
     result = ReferenceMergeResult()
     result.token_bytes.extend(seed_tokens)
     id_of_bytes = {tok: i for i, tok in enumerate(result.token_bytes)}
-    if len(id_of_bytes) != len(result.token_bytes):
+    if len(id_of_bytes) != len(result.token_bytes) or any(len(s) < 2 for s in seed_tokens):
         raise InvalidParameterError("seed tokens must be distinct and longer than one byte")
     counts: dict[tuple[int, int], int] = {}
     for word, w in words:
@@ -123,27 +124,27 @@ def reference_train_merges(chunks: Sequence[bytes], weights: Iterable[int], n_ne
             result.stop_reason = "min_frequency"
             return result
         left, right = best
-        merged = result.token_bytes[left] + result.token_bytes[right]
-        new_id = id_of_bytes.get(merged)
+        spelled = result.token_bytes[left] + result.token_bytes[right]
+        new_id = id_of_bytes.get(spelled)
         if new_id is None:
             new_id = len(result.token_bytes)
-            result.token_bytes.append(merged)
-            id_of_bytes[merged] = new_id
+            result.token_bytes.append(spelled)
+            id_of_bytes[spelled] = new_id
             created += 1
         result.merges.append(best)
         result.new_ids.append(new_id)
         result.counts.append(counts[best])
-        merged_words = []
+        still_pairs = []
         for word, w in words:
             if left in word and right in word:
-                merged = _merge_word(word, left, right, new_id)
-                if merged != word:
+                new_word = _merge_word(word, left, right, new_id)
+                if new_word != word:
                     _add_windows(counts, word, -w)
-                    _add_windows(counts, merged, w)
-                    word = merged
+                    _add_windows(counts, new_word, w)
+                    word = new_word
             if len(word) >= 2:  # a single token has no pairs left
-                merged_words.append((word, w))
-        words = merged_words
+                still_pairs.append((word, w))
+        words = still_pairs
     result.stop_reason = "vocab_size"
     return result
 

@@ -1,44 +1,48 @@
 """BPE merge trainer core: unique chunks with multiplicities in, ordered merges out.
 
 Semantics are those of ``cybpe._reference_trainer`` (read its docstring); the differential tests in
-``tests/test_trainer_core.py`` hold the two together.
+``tests/test_trainer_core.py`` hold the two together. Data structures: ``_trainer.pxd``.
 
 Performance notes
 -----------------
-* Layout (notes §A.3): one node per byte of every unique chunk of length >= 2, chunks stored one
-  after another, so node ids grow left to right inside a chunk and chunk by chunk. Nodes are an
-  array of structs ``{sym, prev, next, chunk}`` (16 bytes) rather than four arrays: a merge site
-  touches the four neighbouring nodes p, i, j, k, which then share one or two cache lines.
-* Pairs live in an open-addressing table (linear probing, Fibonacci hashing of the uint64 key
-  ``left << 32 | right``, load <= 1/2). A slot keeps the int64 count and the *occurrence list*: the
-  left-node ids where the pair was created. Entries go stale when a neighbour merges; they are
-  validated on use (a node's (sym, next sym) pair never takes the same value twice, so a stale entry
-  never comes back to life). Per-merge work is therefore proportional to the merge sites, never to the
-  chunk lengths or the table size.
-* Before a step the table is grown for the worst case (2 new pairs per site) and zero-count pairs
-  are deleted only after the step (backward-shift deletion), so slot pointers and indices stay
-  valid inside the hot loop. A pair whose count falls to 0 has no valid occurrence left: its list is
-  freed at once, which keeps memory at O(live occurrences).
-* Lazy max-heap of (count, key): every live pair has an entry whose count is >= its live count; a
-  popped entry that disagrees with the live count is re-pushed with the live count. With fresh ids
-  counts only go down after a pair's first push; when a merge reuses an existing id (duplicate
-  bytes), counts of older pairs can go up, so every pair whose count rose during a step is re-pushed
-  at the end of the step with its final count.
-* A reused id can also append an earlier node to an occurrence list that already holds later nodes;
-  such lists are flagged on append and sorted (qsort) before they are applied, because application
-  must run left to right.
-* The initial byte-pair statistics use a dense 256x256 counting sort instead of the hash table: the
-  occurrence lists come out sorted and exactly sized in two linear passes.
-* ``tie_break="huggingface"`` costs nothing in the loop: the 256 byte ids are renamed into HF order
-  on input and renamed back on output, so the heap always orders by the plain (left, right) pair.
-* The loop runs without the GIL; it takes the GIL back only to call ``progress`` every
-  ``PROGRESS_EVERY`` merges.
+Measured on counts of the first 50 MB of ``mixed-train.txt.xz`` (517k unique chunks, 8.2M nodes),
+vocab 32768: CPU time of the merge loop, best of 3, builds compared in alternation on this 2-core
+VM (shared with other jobs, so figures move by +-5% between runs).
+
+* Layout (notes A.3): one node per byte of every unique chunk of length >= 2, chunks one after
+  another, so node ids grow left to right inside a chunk and chunk by chunk. Nodes are an array of
+  16-byte structs ``{sym, prev, next, chunk}`` rather than four arrays: a merge site reads the
+  neighbouring nodes p, i, j, k, which then share one or two cache lines.
+* The loop is bound by cache misses on nodes (131 MB here) reached through occurrence lists. The
+  loop prefetches the node 16 sites ahead and its chunk weight 8 sites ahead: 1.44 s -> 1.03 s.
+  Prefetching the four pair slots as well (a 4-stage pipeline) gained nothing, so it is not done.
+* Occurrence lists live in one arena of power-of-two blocks with per-class free lists
+  (``OccPool``) and pair slots are 32 bytes, 64-byte aligned. With malloc'ed lists in 40-byte
+  slots the loop took 1.11 s and malloc/free were 13% of the profile; after the change 0.93 s.
+* Pair slots stay put inside a step: the table is grown for the worst case (2 new pairs per site)
+  before the step and zero-count pairs are deleted after it. A pair whose count reaches 0 has no
+  valid occurrence left, so its block is released at once (memory stays O(live occurrences)).
+* Stale occurrences are validated on use, never removed eagerly: a node's (sym, next sym) pair
+  never takes the same value twice, so a stale entry cannot come back to life (23% of the entries
+  read are stale here).
+* Lazy heap: every live pair has an entry >= its live count; a popped entry that disagrees with
+  the live count is re-pushed with it. Pairs whose count rose in a step are pushed once, at the
+  end of the step, with their final count (stamped per step, so each is pushed once).
+* The duplicate-bytes rule (reuse the id of existing token bytes) needs one hash lookup per merge.
+  Without seed tokens it never fires (see the test ``test_no_merge_ever_spells_an_existing_token``
+  for the argument), and even with seeds every id is produced by one step only, so occurrence lists
+  stay in node order; the unsorted flag and the sort before applying are a guard that the tests
+  watch (``stats()["sorted_lists"] == 0``), not a path taken.
+* Initial byte-pair statistics: a dense 256x256 counting sort, two linear passes, sorted lists.
+* ``tie_break="huggingface"`` costs nothing in the loop: byte ids are renamed into HF order on
+  input and back on output, so the heap always orders by the plain (left, right) pair.
+* Transparent huge pages (madvise) were tried against the TLB misses, but this VM grants none, so
+  there is no measurement and no code for them. The GIL is released for the loop and taken back
+  only to call ``progress`` every ``PROGRESS_EVERY`` merges.
 """
 
-from libc.stdint cimport (int32_t, int64_t, uint8_t, uint32_t, uint64_t, uintptr_t, INT32_MAX,
-                          INT64_MAX)
-from libc.stdlib cimport malloc, calloc, realloc, free, qsort
-from libc.string cimport memcpy, memcmp
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t, INT32_MAX, INT64_MAX
+from libc.stdlib cimport malloc, calloc, free, qsort
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE, PyBytes_FromStringAndSize
 
 from cybpe._types cimport token_t, count_t, node_t
@@ -52,14 +56,6 @@ PROGRESS_EVERY = 256
 
 cdef extern from *:
     """
-    #define CYBPE_TRAINER_EMPTY_KEY UINT64_MAX
-    """
-    const uint64_t EMPTY_KEY "CYBPE_TRAINER_EMPTY_KEY"   # marks a free pair slot
-    const uint32_t FREE_END "UINT32_MAX"                 # ends a pool free list
-
-
-cdef extern from *:
-    """
     #if defined(__GNUC__) || defined(__clang__)
     #define CYBPE_TRAINER_PREFETCH(p) __builtin_prefetch((const void*)(p), 1, 3)
     #else
@@ -70,15 +66,8 @@ cdef extern from *:
 
 
 cdef enum:
-    ERR_NOMEM = -1
-    ERR_INTERNAL = -2
-    PREFETCH_1 = 24        # prefetch pipeline: how many sites ahead each stage works
-    PREFETCH_2 = 16
-    PREFETCH_3 = 8
-    PREFETCH_4 = 4
-    OCC_UNIT = 4           # occurrence entries per pool unit; a class-c block holds OCC_UNIT << c
-    OCC_NONE = 255         # occ_class of a pair without an occurrence block
-    OCC_CLASSES = 32
+    PREFETCH_NODE = 16     # the merge loop pulls in the node this many sites ahead
+    PREFETCH_WEIGHT = 8    #   and that node's chunk weight this many sites ahead
 
 
 cdef enum StopReason:
@@ -86,68 +75,6 @@ cdef enum StopReason:
     STOP_VOCAB = 1
     STOP_MIN_FREQUENCY = 2
     STOP_NO_PAIRS = 3
-
-
-# ---------------------------------------------------------------------------------------------
-# C data structures
-# ---------------------------------------------------------------------------------------------
-
-cdef struct Node:
-    token_t sym        # current token starting here; -1 once merged into the left neighbour
-    node_t prev        # -1 at the start of a chunk
-    node_t next        # -1 at the end of a chunk
-    int32_t chunk
-
-
-cdef struct PairSlot:       # 32 bytes: two per cache line
-    uint64_t key       # left << 32 | right, EMPTY_KEY when free
-    count_t count
-    uint32_t occ_block # occurrence block in the pool: left-node ids where the pair was created
-    int32_t occ_len    #   (stale entries allowed)
-    int32_t rise_step  # last step in which the count went up
-    uint8_t occ_class  # the block holds OCC_UNIT << occ_class entries; OCC_NONE: no block
-    uint8_t unsorted   # the entries may be out of node order
-
-
-cdef struct PairTable:
-    PairSlot* slots    # 64-byte aligned inside slots_raw
-    void* slots_raw
-    uint64_t mask
-    int shift          # 64 - log2(capacity)
-    int64_t live
-
-
-cdef struct OccPool:
-    # One growable arena of node ids cut into power-of-two blocks with a free list per size class.
-    # Blocks are named by their offset (in units of OCC_UNIT entries), so growing the arena with
-    # realloc keeps every name valid; pointers into it are only held between two allocations.
-    node_t* base
-    int64_t used       # units handed out
-    int64_t cap        # units allocated
-    uint32_t free_head[OCC_CLASSES]
-
-
-cdef struct HeapEntry:
-    count_t count
-    uint64_t key
-
-
-cdef struct Heap:
-    HeapEntry* data
-    int64_t size
-    int64_t cap
-
-
-cdef struct TokenStore:
-    uint8_t* data      # bytes of every token, back to back
-    int64_t data_len
-    int64_t data_cap
-    int64_t* offset    # per token id
-    int32_t* length
-    int32_t n
-    int32_t cap
-    int32_t* index     # open addressing over token ids, -1 when free
-    uint64_t index_mask
 
 
 cdef struct Trainer:
@@ -182,366 +109,11 @@ cdef struct Trainer:
 
 
 # ---------------------------------------------------------------------------------------------
-# Small helpers
-# ---------------------------------------------------------------------------------------------
-
-cdef inline uint64_t pair_key(token_t left, token_t right) noexcept nogil:
-    return ((<uint64_t><uint32_t>left) << 32) | <uint64_t><uint32_t>right
-
-
-cdef inline uint64_t home_slot(const PairTable* t, uint64_t key) noexcept nogil:
-    return (key * <uint64_t>0x9E3779B97F4A7C15) >> t.shift
-
-
-cdef int grow_array(void** arr, int64_t* cap, int64_t need, size_t item) noexcept nogil:
-    """Make ``*arr`` hold at least ``need`` items (doubling). -1 when out of memory."""
-    cdef int64_t new_cap = cap[0]
-    cdef void* grown
-    if need <= new_cap:
-        return 0
-    if new_cap < 16:
-        new_cap = 16
-    while new_cap < need:
-        new_cap *= 2
-    grown = realloc(arr[0], <size_t>new_cap * item)
-    if grown == NULL:
-        return ERR_NOMEM
-    arr[0] = grown
-    cap[0] = new_cap
-    return 0
-
-
-cdef int compare_nodes(const void* x, const void* y) noexcept nogil:
-    cdef node_t a = (<const node_t*>x)[0]
-    cdef node_t b = (<const node_t*>y)[0]
-    return (a > b) - (a < b)
-
-
-# ---------------------------------------------------------------------------------------------
-# Pair table
-# ---------------------------------------------------------------------------------------------
-
-cdef int64_t pairs_find(const PairTable* t, uint64_t key) noexcept nogil:
-    cdef uint64_t i = home_slot(t, key)
-    cdef uint64_t k
-    while True:
-        k = t.slots[i].key
-        if k == key:
-            return <int64_t>i
-        if k == EMPTY_KEY:
-            return -1
-        i = (i + 1) & t.mask
-
-
-cdef int64_t pairs_find_or_add(PairTable* t, uint64_t key) noexcept nogil:
-    """Index of ``key``'s slot, adding an empty one. The caller reserved room (pairs_reserve)."""
-    cdef uint64_t i = home_slot(t, key)
-    cdef uint64_t k
-    cdef PairSlot* s
-    while True:
-        k = t.slots[i].key
-        if k == key:
-            return <int64_t>i
-        if k == EMPTY_KEY:
-            s = &t.slots[i]
-            s.key = key
-            s.count = 0
-            s.occ_block = 0
-            s.occ_len = 0
-            s.occ_class = OCC_NONE
-            s.rise_step = -1
-            s.unsorted = 0
-            t.live += 1
-            return <int64_t>i
-        i = (i + 1) & t.mask
-
-
-cdef int pairs_reserve(PairTable* t, int64_t extra) noexcept nogil:
-    """Grow (and rehash) so that ``extra`` more pairs keep the load factor <= 1/2."""
-    cdef uint64_t old_cap = t.mask + 1 if t.slots != NULL else 0
-    cdef uint64_t cap = old_cap if old_cap else 64
-    cdef int shift = 58
-    cdef PairSlot* old = t.slots
-    cdef void* old_raw = t.slots_raw
-    cdef void* raw
-    cdef PairSlot* fresh
-    cdef uint64_t i, j
-    while <uint64_t>(t.live + extra) * 2 > cap:
-        cap *= 2
-    if cap == old_cap:
-        return 0
-    while (<uint64_t>1 << (64 - shift)) < cap:
-        shift -= 1
-    raw = malloc(cap * sizeof(PairSlot) + 64)
-    if raw == NULL:
-        return ERR_NOMEM
-    fresh = <PairSlot*>((<uintptr_t>raw + 63) & ~<uintptr_t>63)
-    for i in range(cap):
-        fresh[i].key = EMPTY_KEY
-    t.slots = fresh
-    t.slots_raw = raw
-    t.mask = cap - 1
-    t.shift = shift
-    for i in range(old_cap):
-        if old[i].key != EMPTY_KEY:
-            j = home_slot(t, old[i].key)
-            while fresh[j].key != EMPTY_KEY:
-                j = (j + 1) & t.mask
-            fresh[j] = old[i]
-    free(old_raw)
-    return 0
-
-
-cdef void pairs_delete(PairTable* t, uint64_t key) noexcept nogil:
-    """Remove ``key`` (its occurrence list must be freed already); backward-shift deletion."""
-    cdef int64_t found = pairs_find(t, key)
-    cdef uint64_t i, j, h
-    if found < 0:
-        return
-    i = <uint64_t>found
-    j = i
-    while True:
-        j = (j + 1) & t.mask
-        if t.slots[j].key == EMPTY_KEY:
-            break
-        h = home_slot(t, t.slots[j].key)
-        # the entry at j may move back to i unless its home lies cyclically in (i, j]
-        if (i < h <= j) if i <= j else (i < h or h <= j):
-            continue
-        t.slots[i] = t.slots[j]
-        i = j
-    t.slots[i].key = EMPTY_KEY
-    t.live -= 1
-
-
-# ---------------------------------------------------------------------------------------------
-# Occurrence pool
-# ---------------------------------------------------------------------------------------------
-
-cdef void pool_init(OccPool* pool) noexcept nogil:
-    cdef int c
-    for c in range(OCC_CLASSES):
-        pool.free_head[c] = FREE_END
-
-
-cdef inline node_t* pool_block(const OccPool* pool, uint32_t block) noexcept nogil:
-    return pool.base + <int64_t>block * OCC_UNIT
-
-
-cdef int64_t pool_alloc(OccPool* pool, int cls) noexcept nogil:
-    """A block of OCC_UNIT << cls entries (its offset), or -1 when out of memory."""
-    cdef uint32_t block = pool.free_head[cls]
-    cdef int64_t units = <int64_t>1 << cls
-    cdef int64_t cap
-    cdef node_t* grown
-    if block != FREE_END:
-        pool.free_head[cls] = <uint32_t>pool_block(pool, block)[0]
-        return block
-    if pool.used + units > pool.cap:
-        cap = pool.cap if pool.cap else 4096
-        while cap < pool.used + units:
-            cap *= 2
-        if cap > FREE_END:
-            cap = FREE_END
-            if pool.used + units > cap:
-                return -1
-        grown = <node_t*>realloc(pool.base, <size_t>cap * OCC_UNIT * sizeof(node_t))
-        if grown == NULL:
-            return -1
-        pool.base = grown
-        pool.cap = cap
-    block = <uint32_t>pool.used
-    pool.used += units
-    return block
-
-
-cdef inline void pool_release(OccPool* pool, uint32_t block, int cls) noexcept nogil:
-    pool_block(pool, block)[0] = <node_t>pool.free_head[cls]
-    pool.free_head[cls] = block
-
-
-cdef inline int occ_class_for(int64_t n) noexcept nogil:
-    cdef int c = 0
-    while (<int64_t>OCC_UNIT << c) < n:
-        c += 1
-    return c
-
-
-cdef inline void occ_drop(OccPool* pool, PairSlot* s) noexcept nogil:
-    if s.occ_class != OCC_NONE:
-        pool_release(pool, s.occ_block, s.occ_class)
-    s.occ_class = OCC_NONE
-    s.occ_len = 0
-    s.unsorted = 0
-
-
-cdef inline int occ_append(OccPool* pool, PairSlot* s, node_t node) noexcept nogil:
-    cdef int64_t block
-    cdef node_t* entries
-    if s.occ_class == OCC_NONE or s.occ_len == (<int64_t>OCC_UNIT << s.occ_class):
-        block = pool_alloc(pool, 0 if s.occ_class == OCC_NONE else s.occ_class + 1)
-        if block < 0:
-            return ERR_NOMEM
-        if s.occ_class != OCC_NONE:
-            memcpy(pool_block(pool, <uint32_t>block), pool_block(pool, s.occ_block),
-                   <size_t>s.occ_len * sizeof(node_t))
-            pool_release(pool, s.occ_block, s.occ_class)
-            s.occ_class += 1
-        else:
-            s.occ_class = 0
-        s.occ_block = <uint32_t>block
-    entries = pool_block(pool, s.occ_block)
-    if s.occ_len and entries[s.occ_len - 1] > node:
-        s.unsorted = 1
-    entries[s.occ_len] = node
-    s.occ_len += 1
-    return 0
-
-
-# ---------------------------------------------------------------------------------------------
-# Lazy max-heap: larger count first, then smaller key (= smaller (left, right))
-# ---------------------------------------------------------------------------------------------
-
-cdef inline bint ranks_above(const HeapEntry* x, const HeapEntry* y) noexcept nogil:
-    return x.count > y.count or (x.count == y.count and x.key < y.key)
-
-
-cdef void heap_sift_down(Heap* h, int64_t i) noexcept nogil:
-    cdef HeapEntry item = h.data[i]
-    cdef int64_t child
-    while True:
-        child = 2 * i + 1
-        if child >= h.size:
-            break
-        if child + 1 < h.size and ranks_above(&h.data[child + 1], &h.data[child]):
-            child += 1
-        if not ranks_above(&h.data[child], &item):
-            break
-        h.data[i] = h.data[child]
-        i = child
-    h.data[i] = item
-
-
-cdef int heap_push(Heap* h, count_t count, uint64_t key) noexcept nogil:
-    cdef int64_t i, parent
-    cdef HeapEntry item
-    if h.size == h.cap and grow_array(<void**>&h.data, &h.cap, h.size + 1, sizeof(HeapEntry)) != 0:
-        return ERR_NOMEM
-    item.count = count
-    item.key = key
-    i = h.size
-    h.size += 1
-    while i > 0:
-        parent = (i - 1) // 2
-        if not ranks_above(&item, &h.data[parent]):
-            break
-        h.data[i] = h.data[parent]
-        i = parent
-    h.data[i] = item
-    return 0
-
-
-cdef HeapEntry heap_pop(Heap* h) noexcept nogil:
-    cdef HeapEntry top = h.data[0]
-    h.size -= 1
-    if h.size > 0:
-        h.data[0] = h.data[h.size]
-        heap_sift_down(h, 0)
-    return top
-
-
-# ---------------------------------------------------------------------------------------------
-# Token bytes, with a bytes -> id index (to detect merges that spell an existing token)
-# ---------------------------------------------------------------------------------------------
-
-cdef inline uint64_t hash_bytes(const uint8_t* p, int64_t n) noexcept nogil:
-    cdef uint64_t h = 0xCBF29CE484222325
-    cdef int64_t i
-    for i in range(n):
-        h = (h ^ p[i]) * <uint64_t>0x100000001B3
-    return h ^ (h >> 29)
-
-
-cdef int tokens_rebuild_index(TokenStore* ts, uint64_t cap) noexcept nogil:
-    cdef int32_t* index = <int32_t*>malloc(cap * sizeof(int32_t))
-    cdef uint64_t i, j
-    cdef int32_t t
-    if index == NULL:
-        return ERR_NOMEM
-    for i in range(cap):
-        index[i] = -1
-    for t in range(ts.n):
-        j = hash_bytes(ts.data + ts.offset[t], ts.length[t]) & (cap - 1)
-        while index[j] >= 0:
-            j = (j + 1) & (cap - 1)
-        index[j] = t
-    free(ts.index)
-    ts.index = index
-    ts.index_mask = cap - 1
-    return 0
-
-
-cdef int32_t tokens_intern_tail(TokenStore* ts, int64_t n, bint* is_new) noexcept nogil:
-    """Id of the ``n`` bytes written just past the stored tokens: the existing id if they are a
-    token already, else a fresh id (the bytes become that token). Returns -1 when out of memory."""
-    cdef const uint8_t* tail = ts.data + ts.data_len
-    cdef int64_t cap
-    cdef uint64_t j = hash_bytes(tail, n) & ts.index_mask
-    cdef int32_t t
-    while ts.index[j] >= 0:
-        t = ts.index[j]
-        if ts.length[t] == n and memcmp(ts.data + ts.offset[t], tail, n) == 0:
-            is_new[0] = False
-            return t
-        j = (j + 1) & ts.index_mask
-    if ts.n == ts.cap:
-        cap = ts.cap
-        if grow_array(<void**>&ts.offset, &cap, ts.n + 1, sizeof(int64_t)) != 0:
-            return -1
-        cap = ts.cap
-        if grow_array(<void**>&ts.length, &cap, ts.n + 1, sizeof(int32_t)) != 0:
-            return -1
-        ts.cap = <int32_t>cap
-    t = ts.n
-    ts.offset[t] = ts.data_len
-    ts.length[t] = <int32_t>n
-    ts.data_len += n
-    ts.n += 1
-    if <uint64_t>ts.n * 2 > ts.index_mask + 1:
-        if tokens_rebuild_index(ts, (ts.index_mask + 1) * 2) != 0:
-            return -1
-    else:
-        ts.index[j] = t
-    is_new[0] = True
-    return t
-
-
-cdef int32_t tokens_add(TokenStore* ts, const uint8_t* text, int64_t n, bint* is_new) noexcept nogil:
-    """Id of ``text`` (existing, or fresh). -1 when out of memory."""
-    if grow_array(<void**>&ts.data, &ts.data_cap, ts.data_len + n, 1) != 0:
-        return -1
-    memcpy(ts.data + ts.data_len, text, n)
-    return tokens_intern_tail(ts, n, is_new)
-
-
-cdef int32_t tokens_concat(TokenStore* ts, int32_t left, int32_t right, bint* is_new) noexcept nogil:
-    """Id of bytes(left) + bytes(right) (existing, or fresh). -1 when out of memory."""
-    cdef int64_t n_left = ts.length[left]
-    cdef int64_t n_right = ts.length[right]
-    cdef uint8_t* tail
-    if grow_array(<void**>&ts.data, &ts.data_cap, ts.data_len + n_left + n_right, 1) != 0:
-        return -1
-    tail = ts.data + ts.data_len
-    memcpy(tail, ts.data + ts.offset[left], n_left)
-    memcpy(tail + n_left, ts.data + ts.offset[right], n_right)
-    return tokens_intern_tail(ts, n_left + n_right, is_new)
-
-
-# ---------------------------------------------------------------------------------------------
 # The merge loop
 # ---------------------------------------------------------------------------------------------
 
-cdef inline int count_down(Trainer* t, uint64_t key, count_t w, const PairSlot* merging) noexcept nogil:
+cdef inline int count_down(Trainer* t, uint64_t key, count_t w,
+                           const PairSlot* merging) noexcept nogil:
     cdef int64_t s = pairs_find(&t.pairs, key)
     cdef PairSlot* slot
     if s < 0:
@@ -565,44 +137,6 @@ cdef inline int count_up(Trainer* t, uint64_t key, count_t w, node_t left_node) 
         t.risen[t.n_risen] = s
         t.n_risen += 1
     return occ_append(&t.pool, slot, left_node)
-
-
-cdef inline void prefetch_slot(const PairTable* t, token_t left, token_t right) noexcept nogil:
-    prefetch(&t.slots[home_slot(t, pair_key(left, right))])
-
-
-cdef inline void prefetch_neighbours(const Trainer* t, node_t i) noexcept nogil:
-    """Stage 2 for site ``i`` (its node has arrived): pull the chunk weight and both neighbours."""
-    cdef const Node* node = &t.nodes[i]
-    prefetch(&t.weight[node.chunk])
-    if node.prev >= 0:
-        prefetch(&t.nodes[node.prev])
-    if node.next >= 0:
-        prefetch(&t.nodes[node.next])
-
-
-cdef inline void prefetch_left(const Trainer* t, node_t i, token_t a, token_t merged_id) noexcept nogil:
-    """Stage 3: pull the slots of (prev, a) and (prev, merged_id), and the node after the pair."""
-    cdef const Node* nodes = t.nodes
-    cdef node_t p = nodes[i].prev
-    cdef node_t j = nodes[i].next
-    if p >= 0:
-        prefetch_slot(&t.pairs, nodes[p].sym, a)
-        prefetch_slot(&t.pairs, nodes[p].sym, merged_id)
-    if j >= 0 and nodes[j].next >= 0:
-        prefetch(&nodes[nodes[j].next])
-
-
-cdef inline void prefetch_right(const Trainer* t, node_t i, token_t b, token_t merged_id) noexcept nogil:
-    """Stage 4: pull the slots of (b, next) and (merged_id, next)."""
-    cdef const Node* nodes = t.nodes
-    cdef node_t j = nodes[i].next
-    cdef node_t k
-    if j >= 0:
-        k = nodes[j].next
-        if k >= 0:
-            prefetch_slot(&t.pairs, b, nodes[k].sym)
-            prefetch_slot(&t.pairs, merged_id, nodes[k].sym)
 
 
 cdef int apply_merge(Trainer* t, uint64_t key, token_t merged_id) noexcept nogil:
@@ -639,15 +173,10 @@ cdef int apply_merge(Trainer* t, uint64_t key, token_t merged_id) noexcept nogil
     t.n_emptied = 0
     for idx in range(n_sites):
         occ = pool_block(&t.pool, merging.occ_block)   # the pool may have moved (count_up)
-        # software pipeline: each stage reads what the previous one pulled in
-        if idx + PREFETCH_1 < n_sites:
-            prefetch(&nodes[occ[idx + PREFETCH_1]])
-        if idx + PREFETCH_2 < n_sites:
-            prefetch_neighbours(t, occ[idx + PREFETCH_2])
-        if idx + PREFETCH_3 < n_sites:
-            prefetch_left(t, occ[idx + PREFETCH_3], a, merged_id)
-        if idx + PREFETCH_4 < n_sites:
-            prefetch_right(t, occ[idx + PREFETCH_4], b, merged_id)
+        if idx + PREFETCH_NODE < n_sites:
+            prefetch(&nodes[occ[idx + PREFETCH_NODE]])
+        if idx + PREFETCH_WEIGHT < n_sites:   # that node has arrived by now
+            prefetch(&t.weight[nodes[occ[idx + PREFETCH_WEIGHT]].chunk])
         i = occ[idx]
         if nodes[i].sym != a:
             t.n_stale += 1
@@ -776,7 +305,7 @@ cdef int run_merges(Trainer* t, int64_t limit) noexcept nogil:
 
 
 cdef int count_initial_pairs(Trainer* t) noexcept nogil:
-    """Byte-pair counts and sorted occurrence lists by a dense 256x256 counting sort; fill the heap."""
+    """Byte-pair counts and sorted occurrence lists (a dense 256x256 counting sort); the heap."""
     cdef count_t* pair_count = <count_t*>calloc(65536, sizeof(count_t))
     cdef int64_t* pair_n = <int64_t*>calloc(65536, sizeof(int64_t))
     cdef int64_t* pair_start = <int64_t*>malloc(65536 * sizeof(int64_t))
@@ -791,8 +320,7 @@ cdef int count_initial_pairs(Trainer* t) noexcept nogil:
 
 cdef int fill_initial_pairs(Trainer* t, count_t* pair_count, int64_t* pair_n,
                             int64_t* pair_start) noexcept nogil:
-    # The second pass writes through dense per-pair cursors (L2-resident) rather than through the
-    # hash slots: that halved the time of this function.
+    # The second pass writes through dense per-pair cursors (L2-resident), not through hash slots.
     cdef Node* nodes = t.nodes
     cdef int64_t i, n_distinct = 0, block
     cdef int pid
@@ -947,6 +475,8 @@ cdef class _MergeTrainer:
         cdef Node* node
         cdef int r, rc
         cdef object chunk
+        if self.t.nodes != NULL:
+            raise RuntimeError("a _MergeTrainer loads its chunks once")
         self.byte_of_id = byte_order
         for r in range(256):
             id_of_byte[<int>byte_order[r]] = r

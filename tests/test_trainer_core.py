@@ -1,4 +1,4 @@
-"""The Cython merge trainer (``cybpe._trainer``) against the pure-Python reference, rustbpe and HF."""
+"""The Cython merge trainer (``cybpe._trainer``) against the Python reference, rustbpe and HF."""
 
 from __future__ import annotations
 
@@ -19,10 +19,10 @@ from cybpe.errors import InvalidParameterError, TrainingError
 from support import DATA_DIR
 
 # GPT-4 (cl100k) split, possessive form (as rustbpe's default) and the plain form HF's Split takes.
-GPT4_PATTERN = (r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]++"""
-                r"""[\r\n]*|\s*[\r\n]|\s+(?!\S)|\s+""")
-LLAMA3_PATTERN = (r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+"""
-                  r"""[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+""")
+GPT4_PATTERN = (r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}+|\p{N}{1,3}"""
+                r"""| ?[^\s\p{L}\p{N}]++[\r\n]*|\s*[\r\n]|\s+(?!\S)|\s+""")
+LLAMA3_PATTERN = (r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}"""
+                  r"""| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+""")
 FIELDS = ("merges", "new_ids", "counts", "token_bytes", "stop_reason")
 
 
@@ -106,7 +106,8 @@ def test_min_frequency_stops_before_a_rare_pair():
     assert result.merges == [(97, 98)]
     assert result.stop_reason == "min_frequency"
     for never in (0, 1):
-        assert assert_same([b"ab", b"cd"], [3, 2], 10, min_frequency=never).stop_reason == "no_pairs"
+        result = assert_same([b"ab", b"cd"], [3, 2], 10, min_frequency=never)
+        assert result.stop_reason == "no_pairs"
 
 
 def test_stop_reasons_and_empty_inputs():
@@ -140,7 +141,8 @@ def corpora(draw):
     alphabet = draw(st.sampled_from(ALPHABETS))
     piece = st.one_of(
         st.lists(st.sampled_from(alphabet), max_size=14).map(bytes),
-        st.tuples(st.sampled_from(alphabet), st.integers(1, 40)).map(lambda r: bytes([r[0]]) * r[1]),
+        st.tuples(st.sampled_from(alphabet), st.integers(1, 40))
+        .map(lambda run: bytes([run[0]]) * run[1]),
     )
     chunks = draw(st.lists(piece, max_size=12, unique=True))
     weight = st.one_of(st.integers(1, 5), st.integers(1, 10**6), st.just(2**40))

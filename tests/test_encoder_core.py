@@ -26,7 +26,7 @@ from cybpe._reference_encoder import (
     reference_encode_piece_with_pairs,
     token_ids_of,
 )
-from cybpe.errors import FormatError, InvalidParameterError, InvalidTokenError
+from cybpe.errors import EncodingError, FormatError, InvalidParameterError, InvalidTokenError
 
 # Pieces are taken from at most this many characters of each eval file (all of it when slow).
 QUICK_CHARS_PER_FILE = 40_000
@@ -215,22 +215,37 @@ def test_token_lookups_and_invalid_ids():
             encoder.decode_bytes([97, bad])
     with pytest.raises(InvalidTokenError, match=str(2**64 - 1)):
         encoder.decode_bytes(np.array([97, 2**64 - 1], dtype=np.uint64))
-    assert encoder.decode_bytes(np.array([97, 98], dtype=np.uint32)) == TINY_TOKENS[97] + TINY_TOKENS[98]
+    two = np.array([97, 98], dtype=np.uint32)
+    assert encoder.decode_bytes(two) == TINY_TOKENS[97] + TINY_TOKENS[98]
     assert encoder.decode_bytes([]) == b""
+    with pytest.raises(InvalidParameterError):
+        encoder.decode_bytes([[97, 98]])
+
+
+def test_encode_str_pieces_rejects_what_is_not_text():
+    encoder = RankEncoder(TINY_TOKENS)
+    with pytest.raises(EncodingError, match="piece 1"):
+        encoder.encode_str_pieces(["a", b"b"])
+    with pytest.raises(EncodingError, match="piece 2"):
+        encoder.encode_str_pieces(["a", "b", "c\ud800"])  # a lone surrogate has no UTF-8
+    with pytest.raises(TypeError):
+        encoder.encode_piece("a")
 
 
 def test_lookup_of_tokens_with_a_common_head():
-    """Tokens longer than 8 bytes are told apart by their tails, not only by length + head."""
+    """Tokens longer than 8 bytes are told apart by their tails, not only by length + head:
+    with most of the table holding one head, every probe passes look-alike slots."""
     singles = [bytes([b]) for b in range(256)]
-    long_tokens = [b"abcdefgh" + bytes([c]) + tail for c in b"0123456789" for tail in (b"", b"xy")]
-    tokens = singles + long_tokens + [b"ab", b"abcd", b"abcdefgh"]
+    letters = range(ord("a"), ord("a") + 26)
+    long_tokens = [b"abcdefgh" + bytes([c, d]) for c in letters for d in letters]
+    tokens = singles + long_tokens + [b"abcdefgh", b"abcdefghA"]
     encoder = RankEncoder(tokens)
     for i, token in enumerate(tokens):
         assert encoder.token_id(token) == i
     ids = token_ids_of(tokens)
     for c in b"ABCDEFGHIJ":
-        for tail in (b"", b"xy", b"x"):
-            piece = b"abcdefgh" + bytes([c]) + tail
+        for d in b"aZ":
+            piece = b"abcdefgh" + bytes([d, c])
             assert encoder.token_id(piece) == -1
             assert _all_paths(encoder, piece) == reference_encode_piece(piece, ids)
 
@@ -262,13 +277,84 @@ def test_constructor_errors():
         RankEncoder(singles, [(97, 999)])
     with pytest.raises(FormatError, match=r"merge 0 \(-1, 97\)"):
         RankEncoder(singles, [(-1, 97)])
-    with pytest.raises(FormatError):
-        RankEncoder(singles, [(1, 2, 3)])
+    for bad_merges in ([(1, 2, 3)], [(97, 1.0)], [("a", "b")], [97], [(97, 2**70)],
+                       np.array([[1, 2, 3]]), np.array([[97.0, 97.0]])):
+        with pytest.raises(FormatError, match="merge"):
+            RankEncoder(singles + [b"aa"], bad_merges)
+    for good_merges in ([(97, 97)], ((np.int64(97), 97),), np.array([[97, 97]], dtype=np.uint16),
+                        iter([[97, 97]])):
+        assert RankEncoder(singles + [b"aa"], good_merges).encode_piece(b"aaa") == [256, 97]
     with pytest.raises(FormatError, match="collides"):
         RankEncoder(singles, special_tokens={255: b"<s>"})
     with pytest.raises(FormatError):
         RankEncoder(singles, special_tokens={300: b""})
     assert RankEncoder(singles, []).pair_table_size == 0
+
+
+# ---------------------------------------------------------------- the C API (_encoder.pxd)
+
+C_API_USER = """
+from libc.stdint cimport int64_t
+from libc.stdlib cimport free
+from cybpe._types cimport IdBuffer
+from cybpe._encoder cimport RankEncoder
+
+def encode_both_ways(RankEncoder encoder, const unsigned char[::1] data, const int64_t[::1] ends):
+    cdef IdBuffer each, batch
+    cdef Py_ssize_t i, start = 0
+    cdef int failed = 0
+    each.data = batch.data = NULL
+    each.size = each.capacity = batch.size = batch.capacity = 0
+    with nogil:
+        for i in range(ends.shape[0]):
+            failed |= encoder.encode_bytes_into(&data[start], ends[i] - start, &each)
+            start = ends[i]
+        failed |= encoder.encode_pieces_into(&data[0], &ends[0], ends.shape[0], &batch)
+    try:
+        assert failed == 0
+        return ([each.data[i] for i in range(each.size)],
+                [batch.data[i] for i in range(batch.size)])
+    finally:
+        free(each.data)
+        free(batch.data)
+"""
+
+C_API_CHECK = """
+import pickle, sys
+sys.path.insert(0, sys.argv[1])
+import use_encoder_c_api
+encoder, data, ends, expected = pickle.load(open(sys.argv[2], "rb"))
+each, batch = use_encoder_c_api.encode_both_ways(encoder, data, ends)
+assert each == expected, "encode_bytes_into"
+assert batch == expected, "encode_pieces_into"
+print("ok")
+"""
+
+
+@pytest.mark.slow
+def test_c_api_from_another_cython_module(tmp_path):
+    """Another extension cimports RankEncoder and encodes with the GIL released."""
+    import subprocess
+    import sys
+    repo = Path(__file__).resolve().parents[1]
+    (tmp_path / "use_encoder_c_api.pyx").write_text(C_API_USER)
+    (tmp_path / "setup.py").write_text(
+        "from setuptools import setup\nfrom Cython.Build import cythonize\n"
+        f"setup(ext_modules=cythonize('use_encoder_c_api.pyx', include_path=[{str(repo)!r}],"
+        " compiler_directives={'language_level': 3}))\n")
+    built = subprocess.run([sys.executable, "setup.py", "build_ext", "--inplace"],
+                           cwd=tmp_path, capture_output=True, text=True)
+    assert built.returncode == 0, built.stderr[-3000:]
+    encoder = RankEncoder(TINY_TOKENS, TINY_MERGES)
+    data = _random_text(30, 20_000)
+    ends = _random_ends(data, 31)
+    expected = encoder.encode_utf8(data, ends).tolist()
+    with open(tmp_path / "case.pkl", "wb") as f:
+        pickle.dump((encoder, data, ends, expected), f)
+    checked = subprocess.run([sys.executable, "-c", C_API_CHECK, str(tmp_path),
+                              str(tmp_path / "case.pkl")],
+                             capture_output=True, text=True, cwd=repo)
+    assert checked.returncode == 0 and checked.stdout.strip() == "ok", checked.stderr[-3000:]
 
 
 # ---------------------------------------------------------------- threads

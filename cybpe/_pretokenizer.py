@@ -25,7 +25,7 @@ class PreTokenizer:
     """Splits text into pieces; the pieces always concatenate back to the text.
 
     The regex ``pattern`` is the definition. A compiled ``scanner``, when the plugin provides
-    one, must give the same spans and is used unless ``use_scanner=False`` or the environment
+    one, must give the same final spans (after ``refine``, which it replaces) and is used unless ``use_scanner=False`` or the environment
     variable ``CYBPE_FORCE_REGEX=1`` says otherwise. ``refine`` post-processes the spans for
     rules a leftmost regex cannot express (right-to-left digit grouping).
 
@@ -105,9 +105,8 @@ class PreTokenizer:
         if not isinstance(text, str):
             raise TypeError(f"split_spans() takes a str, not {type(text).__name__}")
         if self.uses_scanner:
-            spans = self.scanner.split_spans(text)
-        else:
-            spans = self.regex_spans(text)
+            return self.scanner.split_spans(text)  # a scanner gives the final spans, refine included
+        spans = self.regex_spans(text)
         if self.refine is not None:
             spans = self.refine(text, spans)
         return spans
@@ -116,7 +115,9 @@ class PreTokenizer:
         """The pieces of ``text``; ``"".join(split(text)) == text``."""
         if not isinstance(text, str):
             raise TypeError(f"split() takes a str, not {type(text).__name__}")
-        if self.uses_scanner or self.refine is not None:
+        if self.uses_scanner:
+            return self.scanner.split(text)
+        if self.refine is not None:
             return [text[s:e] for s, e in self.split_spans(text)]
         pieces = self._regex.findall(text)
         # findall never drops text for the built-in patterns; verify cheaply, else take spans.

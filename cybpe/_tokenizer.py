@@ -11,6 +11,7 @@ import numpy as np
 
 from ._counts import clean_surrogates
 from ._encoder import RankEncoder
+from ._fastpath import encode_scanned
 from ._pretokenizer import PreTokenizer
 from ._registry import get_pretokenizer
 from ._specials import SpecialTokenSplitter
@@ -82,14 +83,16 @@ class Tokenizer:
     def _encode_ordinary_array(self, text: str) -> np.ndarray:
         if not isinstance(text, str):
             raise EncodingError(f"encode() takes a str, not {type(text).__name__}")
-        text = clean_surrogates(text)
         if self.normalizer is not None:
-            text = unicodedata.normalize(self.normalizer, text)
+            text = unicodedata.normalize(self.normalizer, clean_surrogates(text))
         pre = self.pretokenizer
-        if pre.uses_scanner and pre.refine is None:
-            data = text.encode("utf-8")
-            return self._encoder.encode_utf8(data, pre.scanner.split_utf8(data))
-        return self._encoder.encode_str_pieces(pre.split(text))
+        if pre.uses_scanner:  # one GIL-free pass: compiled split + rank encoder
+            try:
+                data = text.encode("utf-8")
+            except UnicodeEncodeError:  # lone surrogates: U+FFFD, as tiktoken
+                data = clean_surrogates(text).encode("utf-8")
+            return encode_scanned(self._encoder, pre.scanner, data)
+        return self._encoder.encode_str_pieces(pre.split(clean_surrogates(text)))
 
     def encode_ordinary(self, text: str) -> list[int]:
         """Encode ignoring special tokens (their strings are ordinary text)."""

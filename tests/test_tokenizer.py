@@ -193,3 +193,34 @@ def test_ids_equal_hf_tokenizers(shared_dir, model):
     for label, text in eval_texts().items():
         text = _unicode14(text)[:150_000]  # HF is slow; a slice of every file
         assert tok.encode_ordinary(text) == hf.encode(text, add_special_tokens=False).ids, (model, label)
+
+
+@pytest.mark.parametrize("name", ["cl100k", "o200k", "gpt2", "llama3", "qwen2", "abugida", "gpt4-digits-rtl"])
+def test_compiled_path_equals_regex_path(trained, name):
+    """The fused scanner+encoder pass gives the ids of regex split + encoder, on hostile text too."""
+    fast = cybpe.Tokenizer(trained.vocab, name)
+    slow = cybpe.Tokenizer(trained.vocab, cybpe.get_pretokenizer(name).with_regex_only())
+    assert fast.pretokenizer.uses_scanner and not slow.pretokenizer.uses_scanner
+    rng = random.Random(9)
+    alphabet = list(" \t\n\r\x0b\x85\xa0\u3000aZ'sSlLtT019_./-ſि्ก็中😀\u200d١½") + ["\ud800", "\r\n", "1234567"]
+    texts = list(UDHR.values()) + [CODE] + ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 60)))
+                                           for _ in range(500)]
+    for text in texts:
+        assert fast.encode_ordinary(text) == slow.encode_ordinary(text), repr(text[:60])
+
+
+def test_ids_equal_tiktoken_gpt2(shared_dir):
+    tiktoken = pytest.importorskip("tiktoken")
+    from cybpe._bytelevel import bytelevel_to_bytes
+    from cybpe_pretokenizers import gpt2
+
+    gpt2_dir = shared_dir / "vocab" / "gpt2"
+    tok = cybpe.Tokenizer.from_gpt2(gpt2_dir / "encoder.json", gpt2_dir / "vocab.bpe")
+    encoder = json.loads((gpt2_dir / "encoder.json").read_text(encoding="utf-8"))
+    ranks = {bytelevel_to_bytes(s): i for s, i in encoder.items() if s != "<|endoftext|>"}
+    enc = tiktoken.Encoding("gpt2", pat_str=gpt2.PATTERN_R50K, mergeable_ranks=ranks,
+                            special_tokens={"<|endoftext|>": 50256})
+    for label, text in eval_texts().items():
+        text = _unicode14(text)[:300_000]
+        assert tok.encode_ordinary(text) == enc.encode_ordinary(text), label
+    assert tok.encode("<|endoftext|>", allowed_special="all") == [50256]

@@ -1,0 +1,9 @@
+import numpy as np
+import numpy.typing as npt
+
+from cybpe._encoder import RankEncoder
+from cybpe._scanner import Scanner
+
+def encode_scanned(
+    encoder: RankEncoder, scanner: Scanner, data: bytes | bytearray | memoryview
+) -> npt.NDArray[np.uint32]: ...

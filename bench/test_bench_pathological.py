@@ -1,4 +1,5 @@
-"""Pathological inputs, one encode call each: cybpe vs tiktoken (which crashes on spaces+a).
+"""Pathological inputs, one encode call each: cybpe vs tiktoken (which crashes on spaces+a)
+and bpe-openai (optional: pip install bpe-openai; its Rust backend is called directly).
 
 python -m pytest bench/test_bench_pathological.py --benchmark-group-by=group
 """
@@ -29,12 +30,17 @@ def tok():
 
 
 @pytest.mark.parametrize("name", list(INPUTS))
-@pytest.mark.parametrize("lib", ["cybpe", "tiktoken"])
+@pytest.mark.parametrize("lib", ["cybpe", "tiktoken", "bpe-openai"])
 def test_pathological(benchmark, tok, lib, name):
     benchmark.group = f"pathological {name}"
     text = INPUTS[name]
     if lib == "cybpe":
         benchmark.pedantic(tok.encode_ordinary, args=(text,), rounds=1, iterations=1)
+        return
+    if lib == "bpe-openai":
+        bindings = pytest.importorskip("bpe_openai._bindings")
+        backend = bindings.tokenizer_for_encoding("cl100k_base")
+        benchmark.pedantic(backend.encode, args=(text,), rounds=1, iterations=1)
         return
     tiktoken = pytest.importorskip("tiktoken")
     if name == "spaces-1M+a":

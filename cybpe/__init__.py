@@ -11,6 +11,7 @@ from ._registry import unregister_plugin as unregister_plugin
 from ._tokenizer import StreamDecoder as StreamDecoder
 from ._tokenizer import Tokenizer as Tokenizer
 from ._train import train as train
+from ._bpb import bits_per_byte as bits_per_byte
 from ._version import __version__ as __version__
 from ._vocab import Vocab as Vocab
 from .hookspecs import hookimpl as hookimpl

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Optional
+
 from ._pretokenizer import PreTokenizer
 from ._registry import get_pretokenizer, list_pretokenizers
 
@@ -17,12 +19,15 @@ KNOWN_ENCODINGS: dict[str, dict] = {
 }
 
 
-def pretokenizer_for_pattern(pattern: str) -> PreTokenizer:
-    """The registered pre-tokenizer whose default pattern is ``pattern``, else a ``regex`` one."""
+def pretokenizer_for_pattern(pattern: str, *, hf_pattern: Optional[str] = None) -> PreTokenizer:
+    """The registered pre-tokenizer whose default pattern is ``pattern`` (or whose
+    Oniguruma-safe form is ``hf_pattern``, as ``to_hf`` writes it), else a ``regex`` one."""
+    from ._format_hf import hf_safe_pattern
+
     for info in list_pretokenizers():
         if info["name"] == "regex" or any(v["default"] is None for v in info["params"].values()):
             continue
         candidate = get_pretokenizer(info["name"])
-        if candidate.pattern == pattern:
+        if candidate.pattern == pattern or (hf_pattern is not None and hf_safe_pattern(candidate.pattern) == hf_pattern):
             return candidate
     return get_pretokenizer("regex", pattern=pattern)

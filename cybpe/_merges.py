@@ -70,3 +70,17 @@ def all_splits_merges(tokens: Sequence[bytes]) -> list[tuple[int, int]]:
             splits.sort()
         merges.extend(splits)
     return merges
+
+
+def rank_vocab_if_all_splits(vocab: "Vocab") -> "Vocab":
+    """A merge list that holds every split of every token in rank order (what ``to_hf`` writes
+    for a rank vocabulary) encodes exactly as the ranks do: give back the rank-only vocabulary,
+    which also saves as ``.tiktoken``. Any other vocabulary is returned unchanged."""
+    from ._vocab import Vocab
+
+    merges = vocab.merges
+    if merges is None or vocab.encode_by_rank or len(merges) <= len(vocab.tokens) - 256:
+        return vocab
+    if list(map(tuple, merges)) != all_splits_merges(vocab.tokens):
+        return vocab
+    return Vocab(list(vocab.tokens), None, dict(vocab.special_tokens), vocab.ignore_merges, False)

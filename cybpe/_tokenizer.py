@@ -279,9 +279,14 @@ class Tokenizer:
         """Load a byte-level BPE ``tokenizer.json`` (Llama 3, Qwen, GPT-4o, GPT-2 style)."""
         from ._format_hf import load_hf_tokenizer_json
         from ._known import pretokenizer_for_pattern
+        from ._merges import rank_vocab_if_all_splits
 
         vocab, info = load_hf_tokenizer_json(path)
-        return cls(vocab, pretokenizer_for_pattern(info["pattern"]), name=name,
+        # An all-splits merge list (Llama 3's, or what to_hf writes) encodes as its ranks do:
+        # keep the rank-only form, which also saves as .tiktoken.
+        vocab = rank_vocab_if_all_splits(vocab)
+        pretokenizer = pretokenizer_for_pattern(info["pattern"], hf_pattern=info.get("hf_pattern"))
+        return cls(vocab, pretokenizer, name=name,
                    normalizer=info.get("normalizer"), metadata={"hf_special": info.get("special", [])})
 
     def to_hf(self, path: PathLike) -> None:

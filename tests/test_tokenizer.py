@@ -224,3 +224,17 @@ def test_ids_equal_tiktoken_gpt2(shared_dir):
         text = _unicode14(text)[:300_000]
         assert tok.encode_ordinary(text) == enc.encode_ordinary(text), label
     assert tok.encode("<|endoftext|>", allowed_special="all") == [50256]
+
+
+@pytest.mark.parametrize("name", ["cl100k", "o200k", "gpt2", "llama3", "qwen2", "abugida"])
+def test_hf_export_reloads_with_the_same_pretokenizer(trained, tmp_path, name):
+    """to_hf rewrites patterns for Oniguruma; from_hf still recognises the registered pre-tokenizer
+    (and so keeps its compiled scanner), and an all-splits merge list comes back rank-only."""
+    tok = cybpe.Tokenizer(trained.vocab, name)
+    tok.to_hf(tmp_path / "tokenizer.json")
+    again = cybpe.Tokenizer.from_hf(tmp_path / "tokenizer.json")
+    assert again.pretokenizer.name == name and again.pretokenizer.uses_scanner
+    assert again.vocab.merges is None
+    again.to_tiktoken(tmp_path / "ranks.tiktoken")
+    for text in [UDHR["en"], UDHR["hi"], CODE[:20_000]]:
+        assert again.encode_ordinary(text) == tok.encode_ordinary(text)

@@ -10,10 +10,10 @@ fall, nor on the number of workers (tested against counting whole texts).
 from __future__ import annotations
 
 import codecs
+import functools
 import glob
 import os
-from collections import Counter
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Optional, Sequence, Union
 
@@ -89,12 +89,12 @@ def read_blocks(
         yield buffer
 
 
-def _count_block(args: tuple[dict, tuple, list[str]]) -> Counter:
-    spec, specials, text = args
+def _count_block_of(spec: dict, specials: tuple, text: list[str]) -> Any:
+    """Worker process side: the counts of one batch, as a ChunkCounter (pickles as flat byte strings)."""
     counts = ChunkCounts.__new__(ChunkCounts)
     counts.__setstate__({"spec": spec, "special_tokens": specials, "counts": {}})
     counts.update(text)
-    return counts._counts
+    return counts._table
 
 
 def _blocks(items: Iterable[Union[str, PathLike]], split, errors: str, block_chars: int) -> Iterator[list[str]]:
@@ -102,7 +102,7 @@ def _blocks(items: Iterable[Union[str, PathLike]], split, errors: str, block_cha
     batch: list[str] = []
     size = 0
     for item in items:
-        if isinstance(item, os.PathLike):
+        if type(item) is not str and isinstance(item, os.PathLike):
             for block in read_blocks(item, split, errors, block_chars):
                 yield [block]
             continue
@@ -128,7 +128,8 @@ def count_corpus(
 ) -> ChunkCounts:
     """Count the texts and files (``os.PathLike`` items) of ``items`` into ``counts``; returns it.
 
-    ``workers`` > 1 counts blocks in that many processes; the result is identical for any value.
+    ``workers`` > 1 counts blocks in that many threads (compiled scanners release the GIL) or,
+    for regex-only pre-tokenizers, processes; the result is identical for any value.
     ``progress(n_chars)`` is called after each block.
     """
     blocks = _blocks(items, counts.pretokenizer.split, errors, block_chars)
@@ -140,11 +141,22 @@ def count_corpus(
                 progress(sum(map(len, batch)))
         return counts
 
-    spec, specials = counts.pretokenizer.spec(), counts.special_tokens
-    with ProcessPoolExecutor(max_workers=n) as pool:
+    if counts.pretokenizer.uses_scanner:
+        # The compiled counter releases the GIL: threads share the work without pickling texts.
+        def count_in_thread(batch: list[str]) -> Any:
+            local = counts.copy()
+            local._table = type(counts._table)()
+            return local.update(batch)._table
+
+        pool_type: Any = ThreadPoolExecutor
+        task: Callable[[list[str]], Any] = count_in_thread
+    else:
+        spec, specials = counts.pretokenizer.spec(), counts.special_tokens
+        pool_type, task = ProcessPoolExecutor, functools.partial(_count_block_of, spec, specials)
+    with pool_type(max_workers=n) as pool:
         pending: list = []
         for batch in blocks:
-            pending.append((pool.submit(_count_block, (spec, specials, batch)), sum(map(len, batch))))
+            pending.append((pool.submit(task, batch), sum(map(len, batch))))
             while len(pending) >= 2 * n:  # bounded memory: at most 2 blocks per worker in flight
                 future, size = pending.pop(0)
                 counts.add_counts(future.result())

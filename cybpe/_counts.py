@@ -7,14 +7,17 @@ other machines), and counts merge by addition, so training runs from the summed 
 from __future__ import annotations
 
 import base64
+import heapq
 import json
 import os
 from collections import Counter
-from typing import Any, Iterable, Iterator, Optional, Sequence, Union
+from typing import Any, Iterable, Iterator, Mapping, Optional, Sequence, Union
 
 from ._atomic import atomic_write_text
+from ._chunk_counter import ChunkCounter
 from ._pretokenizer import PreTokenizer
 from ._registry import get_pretokenizer, pretokenizer_from_spec
+from ._scanner import Scanner
 from ._specials import SpecialTokenSplitter
 from .errors import FormatError, InvalidParameterError
 
@@ -31,6 +34,10 @@ def clean_surrogates(text: str) -> str:
         return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
 
 
+def _by_count(pair: tuple[bytes, int]) -> int:
+    return pair[1]
+
+
 class ChunkCounts:
     """Unique chunk (UTF-8 bytes) → count, for one pre-tokenizer and one set of special tokens.
 
@@ -38,6 +45,10 @@ class ChunkCounts:
     (they must share the pre-tokenizer and special tokens), pickle it, or :meth:`save` /
     :meth:`load` it. Special-token strings are cut out of the text before pre-tokenization
     and never counted.
+
+    The counts live in a compiled :class:`~cybpe._chunk_counter.ChunkCounter` (bytes keys).
+    When the pre-tokenizer uses a compiled scanner, texts are counted in C with the GIL
+    released; otherwise the pieces of ``pretokenizer.split`` are counted in Python first.
     """
 
     def __init__(
@@ -49,22 +60,36 @@ class ChunkCounts:
         self.pretokenizer = get_pretokenizer(pretokenizer, **pretokenizer_params)
         self.special_tokens = tuple(sorted(set(special_tokens)))
         self._splitter = SpecialTokenSplitter(self.special_tokens)
-        self._counts: Counter[str] = Counter()
+        self._table = ChunkCounter()
 
     # -- building --------------------------------------------------------------------------
     def update(self, texts: Union[str, Iterable[str]]) -> "ChunkCounts":
         """Count the chunks of one text or of every text of an iterable; returns self."""
         if isinstance(texts, str):
             texts = (texts,)
-        split = self.pretokenizer.split
-        counts = self._counts
+        pretokenizer = self.pretokenizer
+        scanner = pretokenizer.scanner if pretokenizer.uses_scanner else None
+        kind = scanner.kind if isinstance(scanner, Scanner) else None
+        table = self._table
+        plain = not self.special_tokens
         for text in texts:
             if not isinstance(text, str):
                 raise InvalidParameterError(
                     f"ChunkCounts.update() takes str texts, not {type(text).__name__}"
                 )
-            for part in self._splitter.ordinary_parts(clean_surrogates(text)):
-                counts.update(split(part))
+            if kind is not None and plain:
+                try:
+                    table.add_text(text, kind)  # encodes strictly: fails before counting anything
+                    continue
+                except UnicodeEncodeError:
+                    text = clean_surrogates(text)
+            else:
+                text = clean_surrogates(text)
+            for part in self._splitter.ordinary_parts(text):
+                if kind is not None:
+                    table.add_text(part, kind)
+                else:
+                    table.add_counts(Counter(pretokenizer.split(part)))
         return self
 
     def _check_compatible(self, other: "ChunkCounts") -> None:
@@ -83,7 +108,7 @@ class ChunkCounts:
             return NotImplemented
         self._check_compatible(other)
         result = self.copy()
-        result._counts.update(other._counts)
+        result._table.merge(other._table)
         return result
 
     __radd__ = __add__
@@ -92,7 +117,7 @@ class ChunkCounts:
         if not isinstance(other, ChunkCounts):
             return NotImplemented
         self._check_compatible(other)
-        self._counts.update(other._counts)
+        self._table.merge(other._table)
         return self
 
     def copy(self) -> "ChunkCounts":
@@ -100,52 +125,67 @@ class ChunkCounts:
         new.pretokenizer = self.pretokenizer
         new.special_tokens = self.special_tokens
         new._splitter = self._splitter
-        new._counts = Counter(self._counts)
+        new._table = self._table.copy()
         return new
 
-    def add_counts(self, counts: "Counter[str]") -> None:
-        """Add raw ``{chunk str: count}`` produced elsewhere with the same pre-tokenizer."""
-        self._counts.update(counts)
+    def add_counts(self, counts: Union[ChunkCounter, Mapping[str, int], Mapping[bytes, int]]) -> None:
+        """Add counts produced elsewhere with the same pre-tokenizer: a ChunkCounter (what the
+        corpus workers send) or a mapping of chunk (str or UTF-8 bytes) to count ≥ 0."""
+        if isinstance(counts, ChunkCounter):
+            self._table.merge(counts)
+        else:
+            try:
+                self._table.add_counts(counts)
+            except ValueError as exc:
+                raise InvalidParameterError(str(exc)) from None
 
     # -- reading ---------------------------------------------------------------------------
     def __len__(self) -> int:
-        return len(self._counts)
+        return len(self._table)
 
     def __eq__(self, other: object) -> bool:
         return (
             isinstance(other, ChunkCounts)
             and self.pretokenizer.spec() == other.pretokenizer.spec()
             and self.special_tokens == other.special_tokens
-            and +self._counts == +other._counts
+            and self._table == other._table
         )
 
     def items(self) -> Iterator[tuple[bytes, int]]:
         """``(chunk bytes, count)`` in a deterministic order (sorted by bytes)."""
-        encoded = [(chunk.encode("utf-8"), n) for chunk, n in self._counts.items() if n > 0]
-        encoded.sort()
-        return iter(encoded)
+        return iter(self._table.items(sort=True))
 
     def most_common(self, n: Optional[int] = None) -> list[tuple[bytes, int]]:
-        return [(c.encode("utf-8"), k) for c, k in self._counts.most_common(n)]
+        """The ``n`` most frequent chunks (all when None), ties in first-counted order."""
+        pairs = self._table.items()
+        if n is None:
+            return sorted(pairs, key=_by_count, reverse=True)
+        return heapq.nlargest(n, pairs, key=_by_count)
 
     @property
     def total(self) -> int:
         """Chunk occurrences counted (the sum of all counts)."""
-        return sum(self._counts.values())
+        return self._table.total
 
     def __repr__(self) -> str:
         return f"<ChunkCounts {len(self)} unique chunks, {self.total} occurrences, {self.pretokenizer!r}>"
 
     # -- persistence -----------------------------------------------------------------------
     def __getstate__(self) -> dict[str, Any]:
+        # The table pickles as three flat byte strings (see ChunkCounter.__reduce__).
         return {"spec": self.pretokenizer.spec(), "special_tokens": self.special_tokens,
-                "counts": dict(self._counts)}
+                "table": self._table}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
+        """Accepts this version's state and the older ``"counts": {chunk str: count}`` one."""
         self.pretokenizer = pretokenizer_from_spec(state["spec"])
         self.special_tokens = tuple(state["special_tokens"])
         self._splitter = SpecialTokenSplitter(self.special_tokens)
-        self._counts = Counter(state["counts"])
+        table = state.get("table")
+        if not isinstance(table, ChunkCounter):
+            table = ChunkCounter()
+            table.add_counts(state.get("counts", {}))
+        self._table = table
 
     def save(self, path: Union[str, os.PathLike]) -> None:
         """Write a versioned JSON file atomically (temporary file, then rename)."""
@@ -176,14 +216,16 @@ class ChunkCounts:
         new = cls.__new__(cls)
         try:
             new.__setstate__({"spec": doc["pretokenizer"], "special_tokens": doc["special_tokens"], "counts": {}})
-            counts: Counter[str] = Counter()
+            pairs: list[tuple[bytes, int]] = []
             for i, (b64, n) in enumerate(doc["chunks"]):
-                if not isinstance(n, int) or n <= 0:
+                if not isinstance(n, int) or isinstance(n, bool) or n <= 0:
                     raise FormatError(f"{path}: chunk {i} has count {n!r}")
-                counts[base64.b64decode(b64, validate=True).decode("utf-8")] += n
+                chunk = base64.b64decode(b64, validate=True)
+                chunk.decode("utf-8")  # chunks are whole UTF-8 text pieces
+                pairs.append((chunk, n))
+            new._table.add_counts(pairs)
         except FormatError:
             raise
-        except (KeyError, TypeError, ValueError) as exc:
+        except (KeyError, TypeError, ValueError, OverflowError) as exc:
             raise FormatError(f"{path}: corrupt chunk-counts file ({exc!r})") from None
-        new._counts = counts
         return new

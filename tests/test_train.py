@@ -76,6 +76,9 @@ def test_workers_do_not_change_the_result(tmp_path):
     one = count_corpus(cybpe.ChunkCounts("cl100k"), paths, workers=1, block_chars=5000)
     two = count_corpus(cybpe.ChunkCounts("cl100k"), paths, workers=2, block_chars=5000)
     assert one == two == cybpe.ChunkCounts("cl100k").update(TEXTS)
+    regex_only = cybpe.get_pretokenizer("cl100k").with_regex_only()  # process workers, not threads
+    three = count_corpus(cybpe.ChunkCounts(regex_only), paths, workers=2, block_chars=5000)
+    assert dict(three.items()) == dict(one.items())
     a = cybpe.train(cybpe.files(str(tmp_path / "*.txt")), 1200, workers=2, progress=False)
     b = cybpe.train(cybpe.files(str(tmp_path / "*.txt")), 1200, workers=1, progress=False)
     assert a.vocab == b.vocab

@@ -40,6 +40,7 @@ from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t, INT64_MAX
 from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memcmp, memcpy, memset
 
+import numpy as np
 import os
 import sys
 
@@ -514,6 +515,29 @@ cdef class ChunkCounter:
         finally:
             free(order)
         return out
+
+    def sorted_arrays(self):
+        """``(chunks, counts)`` sorted by chunk bytes: a list of bytes and an int64 array.
+
+        What training needs, without a Python tuple per chunk (50 MB of text: 0.47 s of
+        items() + zip(*) down to the list of bytes alone)."""
+        cdef int64_t k, e
+        cdef int64_t* order = NULL
+        cdef list chunks = []
+        counts = np.empty(self.table.size, dtype=np.int64)
+        cdef int64_t[::1] view = counts
+        with nogil:
+            order = table_sorted_entries(&self.table)
+        if order == NULL and self.table.size:
+            raise MemoryError("ChunkCounter: out of memory")
+        try:
+            for k in range(self.table.size):
+                e = order[k]
+                chunks.append(self._chunk(e))
+                view[k] = self.table.counts[e]
+        finally:
+            free(order)
+        return chunks, counts
 
     def get(self, chunk, default=0):
         """The count of ``chunk`` (bytes), or ``default``."""

@@ -155,6 +155,10 @@ class ChunkCounts:
         """``(chunk bytes, count)`` in a deterministic order (sorted by bytes)."""
         return iter(self._table.items(sort=True))
 
+    def sorted_arrays(self):
+        """``(chunks, counts)`` sorted by bytes: a list of bytes and an int64 numpy array (for training)."""
+        return self._table.sorted_arrays()
+
     def most_common(self, n: Optional[int] = None) -> list[tuple[bytes, int]]:
         """The ``n`` most frequent chunks (all when None), ties in first-counted order."""
         pairs = self._table.items()

@@ -82,11 +82,11 @@ def train(
     if len(counts) == 0:
         raise TrainingError("the corpus is empty: the pre-tokenizer produced no chunks")
 
-    chunks, weights = zip(*counts.items())
+    chunks, weights = counts.sorted_arrays()
     n_new = vocab_size - 256 - len(specials)
     merge_started = time.perf_counter()
     with Progress(show, "merging", unit="merges", total=n_new) as bar:
-        result = train_merges(list(chunks), list(weights), n_new, min_frequency=min_frequency,
+        result = train_merges(chunks, weights, n_new, min_frequency=min_frequency,
                               tie_break=tie_break, progress=lambda done, total: bar.update(done))
     merging_seconds = time.perf_counter() - merge_started
 

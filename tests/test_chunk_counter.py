@@ -14,6 +14,7 @@ import sys
 import threading
 from collections import Counter
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -306,6 +307,15 @@ def test_chunk_counts_legacy_state_and_add_counts():
     assert more == counts
     with pytest.raises(InvalidParameterError):
         more.add_counts({"x": -3})
+
+
+def test_sorted_arrays_equal_sorted_items():
+    counts = cybpe.ChunkCounts("cl100k").update(list(TEXTS.values()))
+    chunks, weights = counts.sorted_arrays()
+    assert weights.dtype == np.int64
+    assert list(zip(chunks, weights.tolist())) == list(counts.items())
+    empty_chunks, empty_weights = cybpe.ChunkCounts("cl100k").sorted_arrays()
+    assert empty_chunks == [] and empty_weights.shape == (0,)
 
 
 def test_worker_block_returns_a_counter():

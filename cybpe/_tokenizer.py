@@ -165,10 +165,18 @@ class Tokenizer:
 
     @staticmethod
     def _map(fn, texts: Sequence[str], num_threads: int) -> list:
+        texts = list(texts)
         if num_threads <= 1 or len(texts) <= 1:
             return [fn(t) for t in texts]
-        with ThreadPoolExecutor(num_threads) as pool:
-            return list(pool.map(fn, texts))
+        # Interleaved slices, one task per thread: per-text futures cost more than a short
+        # text's encoding, and interleaving balances long and short texts.
+        n = min(num_threads, len(texts))
+        with ThreadPoolExecutor(n) as pool:
+            parts = list(pool.map(lambda k: [fn(t) for t in texts[k::n]], range(n)))
+        out: list = [None] * len(texts)
+        for k, part in enumerate(parts):
+            out[k::n] = part
+        return out
 
     def encode_single_token(self, token: Union[str, bytes]) -> int:
         """The id of one token given as its bytes (or a special token / ordinary text str)."""

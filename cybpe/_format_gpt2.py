@@ -18,7 +18,7 @@ import os
 
 from ._atomic import PathLike, atomic_write_bytes, atomic_write_text, read_file_bytes, read_json
 from ._bytelevel import bytelevel_to_bytes, bytes_to_bytelevel, is_bytelevel
-from ._merges import canonical_merges
+from ._merges import canonical_merges, resolve_merge
 from ._vocab import Vocab
 from .errors import FormatError
 
@@ -92,15 +92,7 @@ def load_gpt2(encoder_json_path: PathLike, vocab_bpe_path: PathLike) -> Vocab:
     ids = {s: i for i, s in strings.items()}
     merges: list[tuple[int, int]] = []
     for number, left, right in merge_lines:
-        a, b = ids.get(left), ids.get(right)
-        if a is None or b is None:
-            unknown = left if a is None else right
-            raise FormatError(f"{bpe_src}: line {number}: {unknown!r} is not in {enc_src}")
-        if left + right not in ids:
-            raise FormatError(
-                f"{bpe_src}: line {number}: merge makes {left + right!r}, which is not in {enc_src}"
-            )
-        merges.append((a, b))
+        merges.append(resolve_merge(ids, left, right, f"{bpe_src}: line {number}", enc_src))
     vocab = Vocab(tokens, merges, specials, True)
     vocab.validate(f"{enc_src} + {bpe_src}")
     return vocab

@@ -26,7 +26,7 @@ from typing import Any, Optional, Union
 from ._atomic import PathLike, atomic_write_text, read_json
 from ._bytelevel import bytelevel_to_bytes, bytes_to_bytelevel
 from ._hf_pattern import PatternSyntaxError, from_oniguruma, to_oniguruma
-from ._merges import all_splits_merges
+from ._merges import all_splits_merges, resolve_merge
 from ._vocab import Vocab
 from .errors import FormatError, InvalidParameterError
 
@@ -202,15 +202,7 @@ def _read_merges(src: str, merges: Any, ids: dict[str, int]) -> list[tuple[int, 
             left, right = m
         else:
             raise FormatError(f"{src}: model.merges[{k}] {m!r} is not two tokens")
-        a, b = ids.get(left), ids.get(right)
-        if a is None or b is None:
-            missing = left if a is None else right
-            raise FormatError(f"{src}: model.merges[{k}] {m!r}: {missing!r} is not in the vocab")
-        if left + right not in ids:
-            raise FormatError(
-                f"{src}: model.merges[{k}] {m!r} makes {left + right!r}, which is not in the vocab"
-            )
-        append((a, b))
+        append(resolve_merge(ids, left, right, f"{src}: model.merges[{k}] {m!r}", "the vocab"))
     return pairs
 
 

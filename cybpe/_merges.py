@@ -11,8 +11,12 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from .errors import FormatError
+
+if TYPE_CHECKING:
+    from ._vocab import Vocab
 
 
 def canonical_merges(tokens: Sequence[bytes]) -> list[tuple[int, int]]:
@@ -72,7 +76,7 @@ def all_splits_merges(tokens: Sequence[bytes]) -> list[tuple[int, int]]:
     return merges
 
 
-def rank_vocab_if_all_splits(vocab: "Vocab") -> "Vocab":
+def rank_vocab_if_all_splits(vocab: Vocab) -> Vocab:
     """A merge list that holds every split of every token in rank order (what ``to_hf`` writes
     for a rank vocabulary) encodes exactly as the ranks do: give back the rank-only vocabulary,
     which also saves as ``.tiktoken``. Any other vocabulary is returned unchanged."""
@@ -84,3 +88,14 @@ def rank_vocab_if_all_splits(vocab: "Vocab") -> "Vocab":
     if list(map(tuple, merges)) != all_splits_merges(vocab.tokens):
         return vocab
     return Vocab(list(vocab.tokens), None, dict(vocab.special_tokens), vocab.ignore_merges, False)
+
+
+def resolve_merge(ids: dict[str, int], left: str, right: str, where: str, vocab_label: str) -> tuple[int, int]:
+    """The ids of one merge line's two tokens; FormatError (prefixed by ``where``) when either
+    is missing or when their concatenation is not a token of ``vocab_label``."""
+    a, b = ids.get(left), ids.get(right)
+    if a is None or b is None:
+        raise FormatError(f"{where}: {left if a is None else right!r} is not in {vocab_label}")
+    if left + right not in ids:
+        raise FormatError(f"{where}: merge makes {left + right!r}, which is not in {vocab_label}")
+    return a, b

@@ -6,7 +6,6 @@ import os
 import sys
 import time
 import warnings
-from pathlib import Path
 from typing import Any, Iterable, Optional, Sequence, Union
 
 from ._corpus import count_corpus

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import pickle
 import random
-import threading
 import time
 
 import numpy as np

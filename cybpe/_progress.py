@@ -1,7 +1,7 @@
 """Progress bars for long phases: tqdm when installed (the `progress` extra), else plain lines.
 
-tqdm is the well-kept choice (rates, ETA, terminal width, notebooks); without it a minimal
-fallback prints one updating line to stderr. Nothing is printed when ``enabled`` is False.
+tqdm is the well-kept choice (rates, ETA, SI prefixes, terminal width, notebooks); without it a
+minimal fallback prints one updating line to stderr. Nothing is printed when ``enabled`` is False.
 """
 
 from __future__ import annotations
@@ -12,11 +12,12 @@ from typing import Optional
 
 
 class Progress:
-    def __init__(self, enabled: bool, label: str, *, unit: str, total: Optional[int] = None,
-                 scale: float = 1.0) -> None:
-        self.enabled, self.label, self.unit, self.total, self.scale = enabled, label, unit, total, scale
+    """``unit="B"`` shows bytes with SI prefixes (MB, MB/s); other units count plainly."""
+
+    def __init__(self, enabled: bool, label: str, *, unit: str, total: Optional[int] = None) -> None:
+        self.enabled, self.label, self.unit, self.total = enabled, label, unit, total
         self._bar = None
-        self._done = 0.0
+        self._done: float = 0
         self._start = time.perf_counter()
         self._last = 0.0
 
@@ -26,9 +27,7 @@ class Progress:
                 from tqdm import tqdm
 
                 self._bar = tqdm(total=self.total, desc=self.label, unit=self.unit,
-                                 unit_scale=self.scale != 1.0, file=sys.stderr, leave=True)
-                if self.scale != 1.0:
-                    self._bar.unit_scale = self.scale
+                                 unit_scale=self.unit == "B", file=sys.stderr, leave=True)
             except ImportError:
                 self._bar = None
         return self
@@ -46,8 +45,9 @@ class Progress:
         now = time.perf_counter()
         if now - self._last > 0.5:
             self._last = now
-            rate = self._done * self.scale / max(now - self._start, 1e-9)
-            sys.stderr.write(f"\r{self.label}: {self._done * self.scale:,.1f} {self.unit} ({rate:,.1f} {self.unit}/s)")
+            scale, unit = (1e-6, "MB") if self.unit == "B" else (1.0, self.unit)
+            rate = self._done * scale / max(now - self._start, 1e-9)
+            sys.stderr.write(f"\r{self.label}: {self._done * scale:,.1f} {unit} ({rate:,.1f} {unit}/s)")
             sys.stderr.flush()
 
     def __exit__(self, *exc: object) -> None:

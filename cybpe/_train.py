@@ -74,7 +74,7 @@ def train(
                 "corpus must be an iterable of texts or paths, or ChunkCounts, not a single "
                 f"{type(corpus).__name__} (wrap one text in a list; cybpe.files(...) makes paths)"
             )
-        with Progress(show, "counting", unit="chars") as bar:
+        with Progress(show, "counting", unit="B") as bar:
             count_corpus(counts, corpus, workers=workers, errors=errors,
                          progress=lambda n: bar.advance(n))
     counting_seconds = time.perf_counter() - started

@@ -143,3 +143,13 @@ def test_training_is_deterministic_and_order_independent():
     a = cybpe.train(TEXTS, 2000, progress=False)
     b = cybpe.train(list(reversed(TEXTS)), 2000, progress=False)
     assert a.vocab == b.vocab
+
+
+def test_progress_goes_to_stderr_only_when_asked(capsys):
+    cybpe.train(TEXTS[:3], 400, progress=False)
+    assert capsys.readouterr().err == ""
+    cybpe.train(TEXTS[:3], 400, progress=None)  # not a terminal under pytest: silent
+    assert capsys.readouterr().err == ""
+    cybpe.train(TEXTS[:3], 400, progress=True)
+    err = capsys.readouterr().err
+    assert "counting" in err and "B/s" in err and "merging" in err and "merges" in err

@@ -141,10 +141,8 @@ def split_throughput(pre: PreTokenizer, sample: str, min_seconds: float = 0.2) -
     out: dict[str, Optional[float]] = {"regex_mb_s": _mb_per_s(lambda: regex_only.split(sample), len(data), min_seconds)}
     if pre.scanner is None:
         out["compiled_mb_s"] = None
-    elif pre.refine is None:
+    else:  # a scanner gives final spans (refine included): the path encode and training use
         out["compiled_mb_s"] = _mb_per_s(lambda: pre.scanner.split_utf8(data), len(data), min_seconds)
-    else:
-        out["compiled_mb_s"] = _mb_per_s(lambda: pre.split_spans(sample), len(data), min_seconds)
     return out
 
 

@@ -47,8 +47,6 @@ class Tokenizer:
         self.pretokenizer = get_pretokenizer(pretokenizer)
         self.name = name
         self.metadata = dict(metadata or {})
-        self._merge_counts: Optional[list[int]] = None
-        self._merge_new_ids: Optional[list[int]] = None
         self._encoder = RankEncoder(
             vocab.tokens,
             None if vocab.encode_by_rank else vocab.merges,
@@ -213,13 +211,17 @@ class Tokenizer:
 
     # -- training report -----------------------------------------------------------------------
     def merge_report(self) -> list[dict[str, Any]]:
-        """Per merge: the pair, the new token's bytes and the pair's count when it was merged."""
-        if self._merge_counts is None or self.vocab.merges is None:
-            raise InvalidTokenError("merge counts exist only for a tokenizer trained in this process")
+        """Per merge of a trained tokenizer: rank, pair, new id, new token's bytes and the pair's
+        count when it was merged (kept in ``metadata["training"]``, so it survives save/load)."""
+        counts = self.metadata.get("training", {}).get("merge_counts")
+        if counts is None or self.vocab.merges is None:
+            raise InvalidTokenError("merge counts exist only for tokenizers trained by cybpe")
+        tokens = self.vocab.tokens
         out = []
-        for k, ((a, b), count) in enumerate(zip(self.vocab.merges, self._merge_counts)):
-            out.append({"rank": k, "pair": (a, b), "new_id": self._merge_new_ids[k],
-                        "bytes": self.vocab.tokens[a] + self.vocab.tokens[b], "count": count})
+        for k, ((a, b), count) in enumerate(zip(self.vocab.merges, counts)):
+            merged = tokens[a] + tokens[b]
+            out.append({"rank": k, "pair": (a, b), "new_id": self._encoder.token_id(merged),
+                        "bytes": merged, "count": count})
         return out
 
     # -- persistence ---------------------------------------------------------------------------

@@ -108,8 +108,7 @@ def train(
         "min_frequency": min_frequency,
         "counting_seconds": round(counting_seconds, 3),
         "merging_seconds": round(merging_seconds, 3),
+        "merge_counts": [int(c) for c in result.counts],
     }
     tok = Tokenizer(vocab, counts.pretokenizer, metadata={"training": report})
-    tok._merge_counts = list(result.counts)
-    tok._merge_new_ids = list(result.new_ids)
     return tok

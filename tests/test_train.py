@@ -153,3 +153,11 @@ def test_progress_goes_to_stderr_only_when_asked(capsys):
     cybpe.train(TEXTS[:3], 400, progress=True)
     err = capsys.readouterr().err
     assert "counting" in err and "B/s" in err and "merging" in err and "merges" in err
+
+
+def test_merge_report_survives_save_and_load(tmp_path):
+    tok = cybpe.train(TEXTS, 600, progress=False)
+    tok.save(tmp_path / "t.json")
+    again = cybpe.Tokenizer.load(tmp_path / "t.json")
+    assert again.merge_report() == tok.merge_report()
+    assert [r["new_id"] for r in tok.merge_report()] == list(range(256, 600))

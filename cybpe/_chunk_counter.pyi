@@ -20,6 +20,7 @@ class ChunkCounter:
     def __init__(self, kind: _Kind = None) -> None: ...
     def add_text(self, text: str, kind: _Kind = None) -> None:
         """Count the pieces of ``text``; UnicodeEncodeError (nothing counted) on lone surrogates."""
+    def add_texts(self, texts: list[str], kind: _Kind = None) -> None: ...
     def add_utf8(self, data: _BytesLike, kind: _Kind = None) -> None:
         """Count the pieces of UTF-8 bytes; invalid bytes never fault."""
     def add_counts(

@@ -149,9 +149,7 @@ def count_corpus(
     if counts.pretokenizer.uses_scanner:
         # The compiled counter releases the GIL: threads share the work without pickling texts.
         def count_in_thread(batch: list[str]) -> Any:
-            local = counts.copy()
-            local._table = type(counts._table)()
-            return local.update(batch)._table
+            return counts.empty_like().update(batch)._table
 
         pool_type: Any = ThreadPoolExecutor
         task: Callable[[list[str]], Any] = count_in_thread

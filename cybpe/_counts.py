@@ -72,6 +72,12 @@ class ChunkCounts:
         kind = scanner.kind if isinstance(scanner, Scanner) else None
         table = self._table
         plain = not self.special_tokens
+        if kind is not None and plain and type(texts) is list:
+            try:
+                table.add_texts(texts, kind)  # one GIL-free pass; encodes all before counting
+                return self
+            except (UnicodeEncodeError, TypeError):
+                pass  # lone surrogates or a non-str item: the per-text path below says which
         for text in texts:
             if not isinstance(text, str):
                 raise InvalidParameterError(
@@ -121,11 +127,17 @@ class ChunkCounts:
         return self
 
     def copy(self) -> "ChunkCounts":
+        new = self.empty_like()
+        new._table = self._table.copy()
+        return new
+
+    def empty_like(self) -> "ChunkCounts":
+        """No counts, the same pre-tokenizer and special tokens (for counting elsewhere, then ``+=``)."""
         new = ChunkCounts.__new__(ChunkCounts)
         new.pretokenizer = self.pretokenizer
         new.special_tokens = self.special_tokens
         new._splitter = self._splitter
-        new._table = self._table.copy()
+        new._table = ChunkCounter()
         return new
 
     def add_counts(self, counts: Union[ChunkCounter, Mapping[str, int], Mapping[bytes, int]]) -> None:

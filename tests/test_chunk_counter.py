@@ -353,3 +353,23 @@ if __name__ == "__main__":  # speed report: python tests/test_chunk_counter.py [
     assert len(reference) == len(counter)
     print(f"{megabytes} MB, {len(counter)} chunks: ChunkCounter {counting:.3f} s, sorted items "
           f"{sorting:.3f} s; Counter(scanner split) {python_counting:.3f} s")
+
+
+@kinds
+def test_add_texts_equals_add_text_per_text(name):
+    texts = list(TEXTS.values()) + ["", "a", "x 'll", "中文 ١٢٣"]
+    one, many = ChunkCounter(name), ChunkCounter(name)
+    for text in texts:
+        one.add_text(text)
+    many.add_texts(texts)
+    assert many == one
+    with pytest.raises(UnicodeEncodeError):
+        many.add_texts(["fine", "bad \ud800"])
+    assert many == one  # nothing was counted
+
+
+def test_update_with_a_list_falls_back_per_text_on_surrogates_and_bad_items():
+    counts = cybpe.ChunkCounts("cl100k").update(["a b", "c \ud800 d"])
+    assert dict(counts.items())[" \ufffd".encode()] == 1
+    with pytest.raises(InvalidParameterError, match="not int"):
+        cybpe.ChunkCounts("cl100k").update(["a", 3])

@@ -53,7 +53,9 @@ class Tokenizer:
             whole_piece_lookup=vocab.ignore_merges,
             special_tokens={i: s.encode("utf-8") for s, i in vocab.special_tokens.items()},
         )
-        self._specials = SpecialTokenSplitter(vocab.special_tokens)
+        # Splitters for the special-token sets that encode() is called with, built once each
+        # (building one sorts, joins and compiles an alternation: 7x a short text's encode).
+        self._splitters: dict[frozenset[str], SpecialTokenSplitter] = {}
 
     # -- properties --------------------------------------------------------------------------
     @property
@@ -107,12 +109,21 @@ class Tokenizer:
             disallowed = set(disallowed_special)
         return allowed, disallowed
 
+    def _splitter(self, specials: set[str]) -> SpecialTokenSplitter:
+        key = frozenset(specials)
+        found = self._splitters.get(key)
+        if found is None:
+            if len(self._splitters) >= 64:  # callers that vary the set every call: stay bounded
+                self._splitters.clear()
+            found = self._splitters[key] = SpecialTokenSplitter(key)
+        return found
+
     def _encode_array(self, text: str, allowed_special: SpecialSet, disallowed_special: SpecialSet) -> np.ndarray:
         if not isinstance(text, str):
             raise EncodingError(f"encode() takes a str, not {type(text).__name__}")
         allowed, disallowed = self._allowed(allowed_special, disallowed_special)
         if disallowed:
-            found = SpecialTokenSplitter(disallowed).first(text)
+            found = self._splitter(disallowed).first(text)
             if found is not None:
                 raise DisallowedSpecialTokenError(
                     f"the text contains the special token {found!r}, which is not allowed. Pass "
@@ -121,7 +132,7 @@ class Tokenizer:
                 )
         if not allowed:
             return self._encode_ordinary_array(text)
-        splitter = SpecialTokenSplitter(allowed)
+        splitter = self._splitter(allowed)
         parts = []
         ids = self.vocab.special_tokens
         for part, special in splitter.parts(text):

@@ -38,8 +38,9 @@ class Tokenizer:
         name: Optional[str] = None,
         metadata: Optional[dict[str, Any]] = None,
         normalizer: Optional[str] = None,
+        source: str = "vocabulary",
     ) -> None:
-        vocab.validate()
+        vocab.validate(source)  # ``source`` names the file in errors when a loader calls this
         if normalizer not in (None, "NFC"):
             raise InvalidParameterError(f"normalizer must be None or 'NFC', not {normalizer!r}")
         self.normalizer = normalizer
@@ -286,8 +287,7 @@ class Tokenizer:
             special_tokens = dict(known["special_tokens"]) if known else {}
         vocab = load_tiktoken(path)
         vocab.special_tokens = dict(special_tokens)
-        vocab.validate(os.fspath(path))
-        return cls(vocab, pretokenizer, name=name)
+        return cls(vocab, pretokenizer, name=name, source=os.fspath(path))
 
     def to_tiktoken(self, path: PathLike) -> None:
         """Write the ordinary ranks as ``.tiktoken`` (special tokens are not part of that format)."""

@@ -13,11 +13,18 @@ import pytest
 import cybpe
 from bench_support import cl100k_ranks_path
 
+BASE64_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+
+
+def _random_text(alphabet: str, size: int, seed: int) -> str:
+    rng = random.Random(seed)  # one generator: a new one per character repeats one character
+    return "".join(rng.choice(alphabet) for _ in range(size))
+
+
 INPUTS = {
     "a*1M": "a" * 1_000_000,
-    "letters-1M": "".join(random.Random(0).choice("abcdefghijklmnopqrstuvwxyz") for _ in range(1_000_000)),
-    "base64-1M": "".join(random.Random(1).choice("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
-                         for _ in range(1_000_000)),
+    "letters-1M": _random_text("abcdefghijklmnopqrstuvwxyz", 1_000_000, 0),
+    "base64-1M": _random_text(BASE64_ALPHABET, 1_000_000, 1),
     "spaces-1M+a": " " * 1_000_000 + "a",
     "carets-1M": "^" * 1_000_000,
     "newlines-1M": "\n" * 1_000_000,

@@ -45,6 +45,7 @@ cdef struct RankTables:
     int id_bits                        # bits of the largest ordinary id
     int rank_bits                      # bits of the number of ranks (so a rank is never all ones)
     token_t* rank_to_id
+    Py_ssize_t n_ranks                 # ranks are 0 .. n_ranks-1
     # First-round shortcuts: the id of each byte, the rank of each byte pair (RANK_NONE if none).
     token_t byte_id[256]
     rank_t* byte_pair_rank             # 256 * 256 entries

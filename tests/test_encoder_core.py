@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import base64
+import functools
+import itertools
 import importlib.util
 import json
 import pickle
@@ -89,10 +91,21 @@ def _tiny_reference(piece: bytes, config) -> list[int]:
 
 
 def _all_paths(encoder: RankEncoder, piece: bytes) -> list[int]:
-    """encode_piece, after checking that both merge paths agree with it."""
+    """encode_piece, after checking that every merge path agrees with it."""
     ids = encoder.encode_piece(piece)
     assert encoder._encode_piece_linear(piece) == ids, piece
     assert encoder._encode_piece_heap(piece) == ids, piece
+    assert encoder._encode_piece_bucket(piece) == ids, piece
+    assert encoder._encode_piece_runs(piece) == ids, piece
+    return ids
+
+
+def _long_paths(encoder: RankEncoder, piece: bytes) -> list[int]:
+    """_all_paths without the quadratic linear path, for pieces of thousands of bytes."""
+    ids = encoder._encode_piece_heap(piece)
+    assert encoder.encode_piece(piece) == ids
+    assert encoder._encode_piece_bucket(piece) == ids
+    assert encoder._encode_piece_runs(piece) == ids
     return ids
 
 
@@ -114,6 +127,100 @@ def test_tiny_long_pieces_equal_reference(tiny):
     for alphabet in (b"a", b"ab", b"abc ", TINY_ALPHABET):
         piece = bytes(rng.choice(alphabet) for _ in range(rng.randint(500, 1500)))
         assert _all_paths(encoder, piece) == _tiny_reference(piece, config)
+
+
+def test_tiny_runs_of_one_byte_equal_reference(tiny):
+    """The run-length path against the reference on every short run, and against the heap on
+    long ones. The tiny vocabularies rank longer tokens before their parts at random, which
+    forces the run-length path's one-merge rounds and its giving up."""
+    encoder, config = tiny
+    for byte in TINY_ALPHABET + b"\x00":
+        for n in range(1, 90):
+            piece = bytes([byte]) * n
+            assert _all_paths(encoder, piece) == _tiny_reference(piece, config), piece
+        for n in (255, 256, 1000, 2047, 2048, 5001, 100_000):
+            _long_paths(encoder, bytes([byte]) * n)
+
+
+def test_tiny_bucket_queue_equals_heap(tiny):
+    """Pieces long enough for the bucket queue. The tiny ranks fall as parts grow far more
+    often than a trained vocabulary's, which exercises paused buckets."""
+    encoder, _ = tiny
+    rng = random.Random(23)
+    for alphabet in (b"ab", b"abc ", TINY_ALPHABET, TINY_ALPHABET + b"\x00\xff"):
+        for n in (2048, 2049, 3000, 20_000):
+            piece = bytes(rng.choice(alphabet) for _ in range(n))
+            _long_paths(encoder, piece)
+    piece = b"ab" * 3000 + b"c" * 3000 + b"a b" * 1000  # long runs next to long periods
+    _long_paths(encoder, piece)
+
+
+def _dense_tokens(seed: int) -> list[bytes]:
+    """The 256 bytes, then every string of 2..6 letters over "ab" and runs of "c" up to 12,
+    in a random order: overlapping pairs of equal rank and ranks that fall as parts grow are
+    everywhere, unlike in a trained vocabulary."""
+    rng = random.Random(seed)
+    words = [bytes(w) for k in range(2, 7) for w in itertools.product(b"ab", repeat=k)]
+    words += [b"c" * k for k in range(2, 13)]
+    rng.shuffle(words)
+    return [bytes([b]) for b in range(256)] + words
+
+
+@pytest.fixture(scope="module", params=[("all-splits", 1), ("all-splits", 2),
+                                        ("merges", 3), ("merges", 4)],
+                ids=lambda p: f"{p[0]}-{p[1]}")
+def dense(request):
+    kind, seed = request.param
+    tokens = _dense_tokens(seed)
+    merges = None
+    if kind == "merges":
+        merges = _all_split_merges(tokens)
+        random.Random(seed).shuffle(merges)
+    encoder = RankEncoder(tokens, merges, whole_piece_lookup=False)
+    reference = functools.partial(reference_encode, tokens=tokens, merges=merges,
+                                  whole_piece_lookup=False)
+    return encoder, lambda piece: reference([piece])
+
+
+def test_dense_vocabulary_all_paths_equal_reference(dense):
+    encoder, reference = dense
+    rng = random.Random(31)
+    for _ in range(300):
+        alphabet = rng.choice([b"ab", b"abc", b"c", b"a", b"aab"])
+        piece = bytes(rng.choice(alphabet) for _ in range(rng.randint(1, 200)))
+        assert _all_paths(encoder, piece) == reference(piece), piece
+    for n in range(2, 200):
+        assert _all_paths(encoder, b"c" * n) == reference(b"c" * n), n
+
+
+def test_dense_vocabulary_long_pieces(dense):
+    encoder, _ = dense
+    rng = random.Random(37)
+    for alphabet in (b"ab", b"abc", b"aaab", b"c"):
+        for n in (2048, 2500, 6000, 30_000):
+            _long_paths(encoder, bytes(rng.choice(alphabet) for _ in range(n)))
+    for n in (2048, 4097, 100_001):
+        _long_paths(encoder, b"c" * n)
+
+
+def test_runs_under_many_rank_orders():
+    """The run-length path against the heap for runs of one byte, under 400 random rank orders
+    of the tokens "c" * 2 .. "c" * 12 (and a few mixed tokens): reaches the orders in which
+    merging a whole run at once would differ from one merge at a time."""
+    for seed in range(400):
+        rng = random.Random(seed)
+        words = [b"c" * k for k in range(2, 13)] + [b"cd", b"dc", b"ccd"]
+        rng.shuffle(words)
+        tokens = [bytes([b]) for b in range(256)] + words
+        merges = None
+        if seed % 2:
+            merges = _all_split_merges(tokens)
+            rng.shuffle(merges)
+        encoder = RankEncoder(tokens, merges, whole_piece_lookup=False)
+        for n in range(2, 150):
+            piece = b"c" * n
+            assert encoder._encode_piece_runs(piece) == encoder._encode_piece_heap(piece), (
+                seed, n)
 
 
 def test_tiny_table_sizes():
@@ -458,6 +565,42 @@ def test_cl100k_long_small_alphabet_pieces(cl100k, vocabs):
         expected = reference_encode_piece(piece, ids)
         assert _all_paths(cl100k, piece) == expected
         assert _all_paths(no_lookup, piece) == expected  # too long to be a token
+
+
+@pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])
+def test_runs_of_every_byte(vocabs, name):
+    """The run-length path on runs of each of the 256 bytes: the reference on short runs (so
+    every token made of one repeated byte takes part), the heap on long ones."""
+    ids = token_ids_of(vocabs[name])
+    encoder = RankEncoder(vocabs[name], whole_piece_lookup=False)
+    for byte in range(256):
+        for n in range(2, 70):
+            piece = bytes([byte]) * n
+            assert _all_paths(encoder, piece) == reference_encode_piece(piece, ids), piece
+        for n in (127, 128, 129, 1000, 4099, 65_537):
+            _long_paths(encoder, bytes([byte]) * n)
+
+
+@pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])
+def test_long_pieces_bucket_queue_equals_heap(shared_dir, vocabs, name):
+    """The bucket queue (pieces >= 1024 bytes) against the heap on long pieces of real text
+    with its separators removed, random letters, base64, digits and random bytes."""
+    encoder = RankEncoder(vocabs[name], whole_piece_lookup=False)
+    rng = random.Random(29)
+    pieces = {
+        "letters": bytes(rng.choice(b"abcdefghijklmnopqrstuvwxyz") for _ in range(50_000)),
+        "base64": base64.b64encode(rng.randbytes(30_000)),
+        "digits": bytes(rng.choice(b"0123456789") for _ in range(10_000)),
+        "bytes": rng.randbytes(20_000),
+        "two-letters": bytes(rng.choice(b"ab") for _ in range(10_000)),
+    }
+    for path in sorted((shared_dir / "corpora" / "eval").glob("*/*.txt"))[:12]:
+        text = path.read_text(encoding="utf-8")[:20_000]
+        pieces[path.name] = regex.sub(r"[\s\p{P}]", "", text).encode("utf-8")
+    for label, piece in pieces.items():
+        assert len(piece) >= 2048, label
+        ids = _long_paths(encoder, piece)
+        assert encoder.decode_bytes(ids) == piece, label
 
 
 def test_cl100k_table_matches_python_builder(cl100k, vocabs):

@@ -20,6 +20,7 @@ from typing import Any, Callable, Iterable, Iterator, Optional, Union
 import regex
 
 from ._counts import ChunkCounts
+from ._scanner import Scanner
 from .errors import CorpusError
 
 BLOCK_CHARS = 1 << 22  # ~4 M characters per block sent to a worker
@@ -146,7 +147,8 @@ def count_corpus(
                 progress(_utf8_size(batch))
         return counts
 
-    if counts.pretokenizer.uses_scanner:
+    pre = counts.pretokenizer
+    if pre.uses_scanner and isinstance(pre.scanner, Scanner):
         # The compiled counter releases the GIL: threads share the work without pickling texts.
         def count_in_thread(batch: list[str]) -> Any:
             return counts.empty_like().update(batch)._table

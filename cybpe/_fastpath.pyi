@@ -2,8 +2,12 @@ import numpy as np
 import numpy.typing as npt
 
 from cybpe._encoder import RankEncoder
+from cybpe._pattern_scanner import PatternScanner
 from cybpe._scanner import Scanner
 
 def encode_scanned(
     encoder: RankEncoder, scanner: Scanner, data: bytes | bytearray | memoryview
 ) -> npt.NDArray[np.uint32]: ...
+def encode_pattern_scanned(
+    encoder: RankEncoder, scanner: PatternScanner, data: bytes | bytearray | memoryview
+) -> npt.NDArray[np.uint32] | None: ...

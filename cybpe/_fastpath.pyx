@@ -15,8 +15,18 @@ from libc.string cimport memcpy
 import numpy as np
 
 from cybpe._encoder cimport RankEncoder
+from cybpe._pattern_scanner cimport PatternScanner
 from cybpe._scanner cimport Scanner, scan_all
 from cybpe._types cimport IdBuffer
+
+
+cdef object ids_array(IdBuffer* buf):
+    out = np.empty(buf.size, dtype=np.uint32)
+    cdef uint32_t[::1] view
+    if buf.size:
+        view = out
+        memcpy(&view[0], buf.data, buf.size * sizeof(uint32_t))
+    return out
 
 
 def encode_scanned(RankEncoder encoder, Scanner scanner, const uint8_t[::1] data):
@@ -32,7 +42,6 @@ def encode_scanned(RankEncoder encoder, Scanner scanner, const uint8_t[::1] data
     cdef IdBuffer buf
     buf.data = NULL
     buf.size = buf.capacity = 0
-    cdef uint32_t[::1] view
     try:
         with nogil:
             pieces = scan_all(kind, &data[0], n, &ends, &capacity)
@@ -40,11 +49,35 @@ def encode_scanned(RankEncoder encoder, Scanner scanner, const uint8_t[::1] data
                 rc = encoder.encode_pieces_into(&data[0], ends, pieces, &buf)
         if pieces < 0 or rc != 0:
             raise MemoryError()
-        out = np.empty(buf.size, dtype=np.uint32)
-        if buf.size:
-            view = out
-            memcpy(&view[0], buf.data, buf.size * sizeof(uint32_t))
-        return out
+        return ids_array(&buf)
+    finally:
+        free(ends)
+        free(buf.data)
+
+
+def encode_pattern_scanned(RankEncoder encoder, PatternScanner scanner, const uint8_t[::1] data):
+    """encode_scanned for a compiled regex pattern; None when the matcher ran past its step
+    budget (the caller then splits with the regex module)."""
+    cdef Py_ssize_t n = data.shape[0]
+    if n == 0:
+        return np.empty(0, dtype=np.uint32)
+    cdef int64_t* ends = NULL
+    cdef Py_ssize_t capacity = 0
+    cdef Py_ssize_t pieces = 0
+    cdef int rc = 0
+    cdef IdBuffer buf
+    buf.data = NULL
+    buf.size = buf.capacity = 0
+    try:
+        with nogil:
+            pieces = scanner.scan_all(&data[0], n, &ends, &capacity)
+            if pieces >= 0:
+                rc = encoder.encode_pieces_into(&data[0], ends, pieces, &buf)
+        if pieces == -2:
+            return None
+        if pieces < 0 or rc != 0:
+            raise MemoryError()
+        return ids_array(&buf)
     finally:
         free(ends)
         free(buf.data)

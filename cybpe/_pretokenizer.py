@@ -7,6 +7,7 @@ from typing import Any, Callable, Optional, Sequence
 
 import regex
 
+from ._pattern_scanner import compile_scanner
 from .errors import InvalidParameterError
 
 Span = tuple[int, int]
@@ -25,8 +26,10 @@ class PreTokenizer:
     """Splits text into pieces; the pieces always concatenate back to the text.
 
     The regex ``pattern`` is the definition. A compiled ``scanner``, when the plugin provides
-    one, must give the same final spans (after ``refine``, which it replaces) and is used unless ``use_scanner=False`` or the environment
-    variable ``CYBPE_FORCE_REGEX=1`` says otherwise. ``refine`` post-processes the spans for
+    one, must give the same final spans (after ``refine``, which it replaces). Without one (and
+    without ``refine``) the pattern is compiled for cybpe's own matcher when it stays inside
+    that matcher's subset (:mod:`cybpe._pattern_compiler`). Either is used unless
+    ``use_scanner=False`` or the environment variable ``CYBPE_FORCE_REGEX=1`` says otherwise. ``refine`` post-processes the spans for
     rules a leftmost regex cannot express (right-to-left digit grouping).
 
     Text between matches (which a well-formed pattern never leaves) becomes a piece of its own,
@@ -59,6 +62,9 @@ class PreTokenizer:
             raise InvalidParameterError(
                 f"pre-tokenizer {name!r}: pattern does not compile: {exc}"
             ) from None
+        if scanner is None and refine is None:
+            # No hand-written scanner: the pattern itself, compiled, when it allows (else None).
+            scanner = compile_scanner(pattern)
         self.scanner = scanner
         self._use_scanner = use_scanner
 

@@ -1,0 +1,174 @@
+"""The compiled-pattern matcher against the regex module: same spans on every pattern it takes."""
+
+from __future__ import annotations
+
+import pickle
+
+import pytest
+import regex
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import cybpe
+from cybpe._pattern_compiler import UnsupportedPattern, compile_pattern
+from cybpe._pattern_scanner import PatternScanner, compile_scanner
+from support import DATA_DIR, shared_path
+
+BUILT_IN = ["gpt2", "cl100k", "o200k", "llama3", "qwen2", "abugida", "gpt4-digits", "gpt4-digits-rtl"]
+
+# Patterns users write: variations of the built-ins and every construct the compiler takes.
+CUSTOM = {
+    "whitespace-split": r"\S+|\s+",
+    "gpt2-no-space-prefix": r"'s|'t|'re|'ve|'m|'ll|'d|\p{L}+|\p{N}+|[^\s\p{L}\p{N}]+|\s+",
+    "digits-of-four": r"[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,4}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+",
+    "atomic-and-folded": r"(?>\p{L}+|\p{N}+)|(?i:hello|world|straße|ǆ)|.|\n",
+    "dotted-names": r"[a-z]+(?:\.[a-z]+)*|\p{N}+(?:[.,]\p{N}+)*|\s+|.",
+    "lazy": r"\p{L}{2,}?(?=\p{L}{2}|\P{L}|$)|\p{L}|[^\p{L}]+?(?=\p{L}|$)|[^\p{L}]+",
+    "counted-groups": r"(?:ab|cd){2,3}+|(?:\p{Lu}\p{Ll}+){1,2}|(?:\p{N}\p{N}){1,2}?|[\s\S]",
+    "anchors": r"^\p{L}+|\p{L}+\Z|\s+$|\p{L}+|[^\p{L}]",
+    "classes": r"[A-Za-z\u00c0-\u00ff]+|[\p{Lo}\p{Lm}]+|[\P{L}&]+|[^\p{L}\p{N}\s]|\s|\p{N}",
+    "marks": r"[\p{L}\p{M}]+|\p{M}+|[^\p{L}\p{M}]",
+    "case-insensitive-global": r"(?i)[a-f]+|k+|s+|[^a-fks]",
+}
+
+UNSUPPORTED = {
+    "word class": r"\w+|\W",  # \w and \d differ between re and regex
+    "digit class": r"\d+|\D",
+    "lookbehind": r"(?<=a)b|.",
+    "backreference": r"(a)\1|.",
+    "script property": r"\p{Han}+|.",
+    "nullable": r"a*",
+    "POSIX class": r"[[:alpha:]]+|.|\n",  # re reads this as a different set
+    "set intersection": r"[\p{L}&&a-z]+|.",
+    "word boundary": r"\b\p{L}+|.",
+}
+
+ATOMS = ["a", "Z", "é", "ß", "ſ", "K", "ǅ", "中", "ि", "्", "٣", "½", "7", "0", " ", "\t", "\n", "\r",
+         "\u00a0", "\u3000", "\u2028", "\x85", "\x0b", "\x1c", "'", "s", "S", "ll", "LL", "!", ".", ",",
+         "\ud800", "🙂", "\u200d", "\x00", "A", "b", "cd", "ab", "\u0301", "ǆ", "straße", "STRASSE", "hello"]
+hostile_text = st.lists(st.sampled_from(ATOMS), max_size=60).map("".join) | st.text(max_size=80)
+
+
+def _bundled_texts() -> dict[str, str]:
+    texts = {p.name: p.read_text(encoding="utf-8") for p in sorted((DATA_DIR / "udhr").glob("*.txt"))}
+    texts["python_sample"] = (DATA_DIR / "python_sample.txt").read_text(encoding="utf-8")
+    return texts
+
+
+def _scanner(pattern: str) -> PatternScanner:
+    scanner = compile_scanner(pattern)
+    assert scanner is not None, pattern
+    return scanner
+
+
+ALL_PATTERNS = {name: cybpe.get_pretokenizer(name).pattern for name in BUILT_IN} | CUSTOM
+
+
+@pytest.mark.parametrize("name", list(ALL_PATTERNS))
+def test_bundled_texts_give_the_regex_spans(name):
+    scanner = _scanner(ALL_PATTERNS[name])
+    for label, text in _bundled_texts().items():
+        assert scanner.split_spans(text) == scanner._regex_spans(text), (name, label)
+
+
+@pytest.mark.parametrize("name", list(ALL_PATTERNS))
+@settings(max_examples=120, deadline=None)
+@given(text=hostile_text)
+def test_hostile_text_gives_the_regex_spans(name, text):
+    scanner = _scanner(ALL_PATTERNS[name])
+    assert scanner.split_spans(text) == scanner._regex_spans(text)
+
+
+@pytest.mark.parametrize("name", list(ALL_PATTERNS))
+def test_eval_corpora_give_the_regex_spans(name):
+    shared = shared_path()
+    if shared is None:
+        pytest.skip("needs $CYBPE_SHARED/corpora/eval (the shared corpora)")
+    scanner = _scanner(ALL_PATTERNS[name])
+    for path in sorted((shared / "corpora" / "eval").glob("*/*.txt")):
+        text = path.read_text(encoding="utf-8")[:150_000]
+        assert scanner.split_spans(text) == scanner._regex_spans(text), (name, path.name)
+
+
+def test_long_runs_and_utf8_ends():
+    scanner = _scanner(ALL_PATTERNS["cl100k"])
+    for text in (" " * 100_000 + "a", "\n" * 50_000, "a" * 100_000, "1" * 10_000 + "x",
+                 "é" * 30_000 + " " + "中" * 30_000, "'" * 5000 + "ll"):
+        spans = scanner.split_spans(text)
+        assert spans == scanner._regex_spans(text)
+        data = text.encode("utf-8")
+        ends = scanner.split_utf8(data).tolist()
+        assert ends == [len(text[:end].encode("utf-8")) for _, end in spans]
+
+
+@pytest.mark.parametrize("name", list(UNSUPPORTED))
+def test_unsupported_patterns_stay_on_the_regex_module(name):
+    pattern = UNSUPPORTED[name]
+    assert compile_scanner(pattern) is None
+    pre = cybpe.get_pretokenizer("regex", pattern=pattern)
+    assert not pre.uses_scanner
+    text = "Hello wörld 123 ab abab ÀB\n"
+    assert "".join(pre.split(text)) == text
+
+
+def test_compiler_rejects_what_it_cannot_translate():
+    with pytest.raises(UnsupportedPattern):
+        compile_pattern(r"(?m)^a|.")  # multiline anchors
+    with pytest.raises(UnsupportedPattern):
+        compile_pattern("\U000f0001|.")  # the placeholders' private-use range
+    with pytest.raises(UnsupportedPattern):
+        compile_pattern(r"(?i:\p{Lu})|.")  # a cased property under (?i)
+
+
+def test_step_budget_falls_back_to_the_regex_module():
+    """A pattern that backtracks quadratically here: past the budget the compiled scan gives
+    up (None) and split/split_utf8 still give the regex module's spans."""
+    pattern = r"\s*y|\s|."
+    scanner = _scanner(pattern)
+    text = " " * 5000 + "x"
+    assert scanner._compiled_ends(text.encode()) is None
+    expected = scanner._regex_spans(text)
+    assert scanner.split_spans(text) == expected
+    assert scanner.split_utf8(text.encode()).tolist() == [end for _, end in expected]
+    assert scanner._compiled_ends((" " * 100 + "x").encode()) is not None
+
+
+def test_custom_pretokenizer_uses_the_compiled_pattern_and_matches_forced_regex(monkeypatch):
+    pattern = ALL_PATTERNS["cl100k"]
+    pre = cybpe.get_pretokenizer("regex", pattern=pattern)
+    assert isinstance(pre.scanner, PatternScanner) and pre.uses_scanner
+    trained = cybpe.train(list(_bundled_texts().values()), vocab_size=600, pretokenizer=pre)
+    assert isinstance(trained.pretokenizer.scanner, PatternScanner)
+    monkeypatch.setenv("CYBPE_FORCE_REGEX", "1")
+    forced = cybpe.train(list(_bundled_texts().values()), vocab_size=600, pretokenizer=pre)
+    assert not forced.pretokenizer.uses_scanner
+    assert forced.vocab.tokens == trained.vocab.tokens
+    for text in list(_bundled_texts().values()) + [" " * 3000 + "a", "x\ud800y"]:
+        monkeypatch.setenv("CYBPE_FORCE_REGEX", "1")
+        expected = trained.encode_ordinary(text)
+        monkeypatch.delenv("CYBPE_FORCE_REGEX")
+        assert trained.encode_ordinary(text) == expected
+
+
+def test_custom_pattern_ids_equal_tiktoken():
+    tiktoken = pytest.importorskip("tiktoken")
+    shared = shared_path()
+    if shared is None:
+        pytest.skip("needs $CYBPE_SHARED/vocab/cl100k_base.tiktoken")
+    base = cybpe.Tokenizer.from_tiktoken(shared / "vocab" / "cl100k_base.tiktoken")
+    pattern = base.pretokenizer.pattern
+    custom = cybpe.Tokenizer(base.vocab, cybpe.get_pretokenizer("regex", pattern=pattern))
+    assert isinstance(custom.pretokenizer.scanner, PatternScanner)
+    enc = tiktoken.Encoding("custom", pat_str=pattern, special_tokens={},
+                            mergeable_ranks={b: i for i, b in enumerate(base.vocab.tokens)})
+    for path in sorted((shared / "corpora" / "eval").glob("*/*.txt"))[:20]:
+        text = path.read_text(encoding="utf-8")[:100_000]
+        assert custom.encode_ordinary(text) == enc.encode_ordinary(text), path.name
+
+
+def test_pickle_and_repr():
+    scanner = _scanner(CUSTOM["lazy"])
+    clone = pickle.loads(pickle.dumps(scanner))
+    text = "Pickled patterns split alike 12"
+    assert clone.split(text) == scanner.split(text) == regex.findall(CUSTOM["lazy"], text)
+    assert "PatternScanner(" in repr(scanner)

@@ -1,5 +1,8 @@
 """Encoding throughput: cybpe vs tiktoken vs HF tokenizers, same cl100k ranks and pattern.
 
+cybpe: the hand-written cl100k scanner; cybpe-pattern: the same pattern string given as a
+custom pre-tokenizer (compiled matcher); cybpe-regex: split by the regex module.
+
 python -m pytest bench/test_bench_encode.py --benchmark-group-by=param:kind
 """
 
@@ -11,7 +14,7 @@ import cybpe
 from bench_support import cl100k_ranks_path, text_samples
 
 TEXTS = text_samples()
-LIBS = ["cybpe", "cybpe-2threads", "cybpe-regex", "tiktoken", "tiktoken-2threads", "hf", "tokie"]
+LIBS = ["cybpe", "cybpe-2threads", "cybpe-pattern", "cybpe-regex", "tiktoken", "tiktoken-2threads", "hf", "tokie"]
 
 
 def documents(text: str, size: int = 16_000) -> list[str]:
@@ -30,6 +33,10 @@ def encoders(tmp_path_factory):
     tok = cybpe.Tokenizer.from_tiktoken(path)
     found = {"cybpe": tok.encode_ordinary,
              "cybpe-2threads": ("batch", lambda docs: tok.encode_ordinary_batch(docs, num_threads=2))}
+    # The same pattern as a custom pre-tokenizer (the "regex" plugin): the compiled matcher.
+    pattern_tok = cybpe.Tokenizer(tok.vocab, cybpe.get_pretokenizer("regex", pattern=tok.pretokenizer.pattern))
+    found["cybpe-pattern"] = pattern_tok.encode_ordinary
+    # And split by the regex module itself (what CYBPE_FORCE_REGEX=1 does).
     regex_tok = cybpe.Tokenizer(tok.vocab, tok.pretokenizer.with_regex_only())
     found["cybpe-regex"] = regex_tok.encode_ordinary
     try:

@@ -42,16 +42,16 @@ def test_pathological(benchmark, tok, lib, name):
     benchmark.group = f"pathological {name}"
     text = INPUTS[name]
     if lib == "cybpe":
-        benchmark.pedantic(tok.encode_ordinary, args=(text,), rounds=1, iterations=1)
+        benchmark.pedantic(tok.encode_ordinary, args=(text,), rounds=3, iterations=1)
         return
     if lib == "bpe-openai":
         bindings = pytest.importorskip("bpe_openai._bindings")
         backend = bindings.tokenizer_for_encoding("cl100k_base")
-        benchmark.pedantic(backend.encode, args=(text,), rounds=1, iterations=1)
+        benchmark.pedantic(backend.encode, args=(text,), rounds=3, iterations=1)
         return
     tiktoken = pytest.importorskip("tiktoken")
     if name == "spaces-1M+a":
         pytest.skip("tiktoken 0.14 panics (fancy-regex stack overflow) on this input")
     enc = tiktoken.Encoding("cl100k", pat_str=tok.pretokenizer.pattern, special_tokens={},
                             mergeable_ranks={b: i for i, b in enumerate(tok.vocab.tokens)})
-    benchmark.pedantic(enc.encode_ordinary, args=(text,), rounds=1, iterations=1)
+    benchmark.pedantic(enc.encode_ordinary, args=(text,), rounds=3, iterations=1)

@@ -67,6 +67,7 @@ cdef class RankEncoder:
     # Constructor arguments that the tables cannot give back (for pickling).
     cdef object _merges                      # None, or an int32 array of shape (n_merges, 2)
     cdef dict _special_tokens                # id -> bytes
+    cdef tuple _id_objects                   # the ints 0 .. n_tokens-1, built by ids_list
 
     cdef int encode_bytes_into(self, const uint8_t* s, Py_ssize_t n, IdBuffer* out) noexcept nogil
         # Append the ids of the piece s[0:n] to out. Returns -1 when out of memory.

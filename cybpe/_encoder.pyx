@@ -57,6 +57,7 @@ linear rescan (short pieces), binary heap (medium), bucket queue by rank (long),
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from cpython.unicode cimport PyUnicode_AsUTF8AndSize
+from cpython.list cimport PyList_New
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc, qsort, realloc
 from libc.string cimport memcmp, memcpy, memmove, memset
@@ -72,6 +73,15 @@ cdef extern from *:
     #endif
     """
     void CYBPE_PREFETCH(const void* address) noexcept nogil
+
+
+cdef extern from "Python.h":
+    # Raw forms (no reference counting by Cython): ids_list moves borrowed ints into a list.
+    ctypedef struct PyObject
+    PyObject* tuple_item "PyTuple_GET_ITEM"(object tup, Py_ssize_t i)
+    void list_set_item "PyList_SET_ITEM"(object lst, Py_ssize_t i, PyObject* item)
+    void incref "Py_INCREF"(PyObject* item)
+    PyObject* new_int "PyLong_FromUnsignedLong"(unsigned long value) except NULL
     int __builtin_ctzll(unsigned long long x) noexcept nogil
 
 
@@ -1248,6 +1258,29 @@ cdef class RankEncoder:
         if special is None:
             raise InvalidTokenError(f"token id {i} is not in the vocabulary")
         return special
+
+    def ids_list(self, const uint32_t[::1] ids):
+        """The ids of a uint32 array as a list of ints, from one shared int object per id.
+
+        ``ndarray.tolist()`` makes a new int per element: 28% of a list-returning encode of
+        English, with the GIL held, which also capped two threads at ~1.6x one.
+        """
+        cdef tuple objects = self._id_objects
+        cdef Py_ssize_t n = ids.shape[0], i
+        cdef uint32_t value
+        cdef PyObject* item
+        if objects is None:
+            objects = self._id_objects = tuple(range(self.n_tokens))
+        result = PyList_New(n)
+        for i in range(n):
+            value = ids[i]
+            if value < <uint32_t>self.n_tokens:
+                item = tuple_item(objects, value)
+                incref(item)
+            else:  # a special token's id
+                item = new_int(value)
+            list_set_item(result, i, item)
+        return result
 
     def encode_piece(self, piece):
         """The ids of one piece (bytes)."""

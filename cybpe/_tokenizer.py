@@ -104,7 +104,7 @@ class Tokenizer:
 
     def encode_ordinary(self, text: str) -> list[int]:
         """Encode ignoring special tokens (their strings are ordinary text)."""
-        return self._encode_ordinary_array(text).tolist()
+        return self._encoder.ids_list(self._encode_ordinary_array(text))
 
     def _allowed(self, allowed_special: SpecialSet, disallowed_special: SpecialSet) -> tuple[set[str], set[str]]:
         allowed = self.special_tokens_set if allowed_special == "all" else set(allowed_special)
@@ -158,7 +158,7 @@ class Tokenizer:
         ``disallowed_special``: special strings that raise :class:`DisallowedSpecialTokenError`
         when present (default ``"all"``: every special not allowed); ``()`` encodes them as text.
         """
-        return self._encode_array(text, allowed_special, disallowed_special).tolist()
+        return self._encoder.ids_list(self._encode_array(text, allowed_special, disallowed_special))
 
     def encode_to_numpy(self, text: str, *, allowed_special: SpecialSet = frozenset(),
                         disallowed_special: SpecialSet = "all") -> np.ndarray:

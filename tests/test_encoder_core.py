@@ -735,3 +735,23 @@ def test_pathological_pieces_equal_reference(cl100k, vocabs):
         assert _all_paths(cl100k, piece) == expected, name
         if enc is not None:
             assert enc._encode_single_piece(piece) == expected, name
+
+
+def test_ids_list_equals_tolist_and_keeps_reference_counts(tiny):
+    """ids_list hands out shared int objects: the values must equal tolist's, and building
+    and dropping lists must leave the shared objects' reference counts where they were."""
+    import sys
+
+    encoder, _ = tiny
+    rng = np.random.default_rng(3)
+    arrays = [np.array([], dtype=np.uint32), np.array([0, 1, 255, 256], dtype=np.uint32),
+              rng.integers(0, encoder.n_tokens, 10_000, dtype=np.uint32),
+              np.array([encoder.n_tokens, 1000, 2**32 - 1, 5], dtype=np.uint32)]  # specials
+    for array in arrays:
+        assert encoder.ids_list(array) == array.tolist()
+    probe = encoder.ids_list(np.array([300], dtype=np.uint32))[0]  # not a small-int singleton
+    before = sys.getrefcount(probe)
+    lists = [encoder.ids_list(np.full(1000, 300, dtype=np.uint32)) for _ in range(50)]
+    assert sys.getrefcount(probe) == before + 50 * 1000
+    del lists
+    assert sys.getrefcount(probe) == before

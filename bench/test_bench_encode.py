@@ -8,6 +8,9 @@ python -m pytest bench/test_bench_encode.py --benchmark-group-by=param:kind
 
 from __future__ import annotations
 
+import hashlib
+from concurrent.futures import ThreadPoolExecutor
+
 import pytest
 
 import cybpe
@@ -80,3 +83,25 @@ def test_encode(benchmark, encoders, lib, kind):
         benchmark.pedantic(encode[1], args=(docs,), rounds=3, iterations=1)
     else:
         benchmark.pedantic(lambda: [encode(d) for d in docs], rounds=3, iterations=1)
+
+
+def _sha256_rounds(_: int = 0) -> None:
+    for _ in range(4):
+        hashlib.sha256(_SHA_DATA).digest()
+
+
+_SHA_DATA = b"x" * (8 << 20)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_machine_thread_scaling(benchmark, threads):
+    """What two threads give on this machine right now, for reference: sha256 of 2 x 32 MB
+    (GIL released, no shared memory). A shared or throttled second core shows here first."""
+    benchmark.group = "machine: sha256, 1 vs 2 threads"
+    if threads == 1:
+        benchmark.pedantic(lambda: [_sha256_rounds() for _ in range(2)], rounds=3, iterations=1)
+    else:
+        def both():
+            with ThreadPoolExecutor(2) as pool:
+                list(pool.map(_sha256_rounds, range(2)))
+        benchmark.pedantic(both, rounds=3, iterations=1)

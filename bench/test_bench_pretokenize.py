@@ -1,4 +1,5 @@
-"""Pre-tokenization throughput: compiled scanner vs the regex module, per pattern and text kind.
+"""Pre-tokenization throughput per pattern and text kind: the hand-written scanner, the compiled
+pattern matcher (what a custom pattern gets) and the regex module.
 
 python -m pytest bench/test_bench_pretokenize.py --benchmark-group-by=group
 """
@@ -10,6 +11,7 @@ import regex
 
 import cybpe
 from bench_support import text_samples
+from cybpe._pattern_scanner import compile_scanner
 
 TEXTS = text_samples()
 PATTERNS = ["cl100k", "o200k", "gpt2", "abugida"]
@@ -17,7 +19,7 @@ PATTERNS = ["cl100k", "o200k", "gpt2", "abugida"]
 
 @pytest.mark.parametrize("kind", list(TEXTS))
 @pytest.mark.parametrize("name", PATTERNS)
-@pytest.mark.parametrize("path", ["scanner", "regex"])
+@pytest.mark.parametrize("path", ["scanner", "pattern", "regex"])
 def test_split(benchmark, path, name, kind):
     pre = cybpe.get_pretokenizer(name)
     text = TEXTS[kind][:2_000_000]
@@ -28,6 +30,10 @@ def test_split(benchmark, path, name, kind):
             pytest.skip("no compiled scanner")
         data = text.encode()
         benchmark.pedantic(pre.scanner.split_utf8, args=(data,), rounds=3, iterations=1)
+    elif path == "pattern":
+        matcher = compile_scanner(pre.pattern)
+        assert matcher is not None, "every built-in pattern compiles"
+        benchmark.pedantic(matcher.split_utf8, args=(text.encode(),), rounds=3, iterations=1)
     else:
         compiled = regex.compile(pre.pattern)
         benchmark.pedantic(lambda: [m.span() for m in compiled.finditer(text)], rounds=3, iterations=1)

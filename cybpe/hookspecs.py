@@ -38,7 +38,8 @@ def cybpe_register_pretokenizers(register):  # type: ignore[no-untyped-def]
         string (for the ``regex`` module), or a function of the parameters returning it;
         ``params`` maps each parameter name to ``(default, allowed_values)`` (``None`` for
         "any value the pattern function accepts"); ``scanner`` is an optional compiled splitter
-        that gives the same spans as the pattern; ``refine`` optionally post-processes the
+        that gives the same spans as the pattern (without one, cybpe compiles the pattern
+        itself when it can, see ``cybpe._pattern_compiler``); ``refine`` optionally post-processes the
         spans (for splits a leftmost regex cannot express). The description defaults to the
         docstring of the hook implementation.
     """

@@ -31,6 +31,7 @@ import numpy as np
 import regex
 
 from ._pattern_compiler import UnsupportedPattern, compile_pattern
+from ._regex_spans import regex_spans
 
 
 cdef extern from "Python.h":
@@ -441,19 +442,7 @@ cdef class PatternScanner:
         return self._ends(&buf[0], buf.shape[0])
 
     def _regex_spans(self, str text) -> list:
-        spans = []
-        pos = 0
-        for match in self._regex.finditer(text):
-            start, end = match.span()
-            if start == end:
-                continue
-            if start > pos:
-                spans.append((pos, start))
-            spans.append((start, end))
-            pos = end
-        if pos < len(text):
-            spans.append((pos, len(text)))
-        return spans
+        return regex_spans(self._regex, text)
 
     def split_spans(self, str text) -> list:
         """``(start, end)`` code-point offsets of the pieces, covering ``text``."""

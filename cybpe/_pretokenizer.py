@@ -8,9 +8,9 @@ from typing import Any, Callable, Optional, Sequence
 import regex
 
 from ._pattern_scanner import compile_scanner
+from ._regex_spans import Span, regex_spans
 from .errors import InvalidParameterError
 
-Span = tuple[int, int]
 Refine = Callable[[str, list[Span]], list[Span]]
 
 #: Set to 1 to make every pre-tokenizer use its regex even when it has a compiled scanner
@@ -92,19 +92,7 @@ class PreTokenizer:
     # -- splitting -------------------------------------------------------------------------
     def regex_spans(self, text: str) -> list[Span]:
         """Spans from the regex alone (before ``refine``), gaps filled so the text is covered."""
-        spans: list[Span] = []
-        pos = 0
-        for m in self._regex.finditer(text):
-            start, end = m.span()
-            if start == end:
-                continue
-            if start > pos:
-                spans.append((pos, start))
-            spans.append((start, end))
-            pos = end
-        if pos < len(text):
-            spans.append((pos, len(text)))
-        return spans
+        return regex_spans(self._regex, text)
 
     def split_spans(self, text: str) -> list[Span]:
         """``(start, end)`` code-point offsets of the pieces, in order, covering ``text``."""

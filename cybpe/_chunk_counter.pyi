@@ -5,6 +5,7 @@ from typing import Iterable, Mapping, Optional, Union
 import numpy as np
 import numpy.typing as npt
 
+from ._pattern_scanner import PatternScanner
 from ._scanner import Scanner
 
 _BytesLike = Union[bytes, bytearray, memoryview, npt.NDArray[np.uint8]]
@@ -21,6 +22,7 @@ class ChunkCounter:
     def add_text(self, text: str, kind: _Kind = None) -> None:
         """Count the pieces of ``text``; UnicodeEncodeError (nothing counted) on lone surrogates."""
     def add_texts(self, texts: list[str], kind: _Kind = None) -> None: ...
+    def add_texts_matched(self, texts: list[str], matcher: PatternScanner) -> None: ...
     def add_utf8(self, data: _BytesLike, kind: _Kind = None) -> None:
         """Count the pieces of UTF-8 bytes; invalid bytes never fault."""
     def add_counts(

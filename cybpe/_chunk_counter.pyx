@@ -37,13 +37,14 @@ cimport cython
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from cpython.unicode cimport PyUnicode_DATA, PyUnicode_GET_LENGTH
 from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t, INT64_MAX
-from libc.stdlib cimport free, malloc, realloc
+from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.string cimport memcmp, memcpy, memset
 
 import numpy as np
 import os
 import sys
 
+from ._pattern_scanner cimport PatternScanner
 from ._scanner cimport SCAN_KIND_COUNT, Scanner, scan_next
 from ._scanner import SCANNER_NAMES
 
@@ -225,6 +226,20 @@ cdef int table_count_text(ChunkTable* t, int kind, const uint8_t* s, Py_ssize_t 
         if rc != 0:
             return rc
         pos = end
+    return 0
+
+
+cdef int table_count_ends(ChunkTable* t, const uint8_t* s, const int64_t* ends,
+                          Py_ssize_t n_pieces) noexcept nogil:
+    """Count the pieces s[ends[i-1]:ends[i]] (the first starts at 0)."""
+    cdef Py_ssize_t i
+    cdef int64_t start = 0
+    cdef int rc
+    for i in range(n_pieces):
+        rc = table_add(t, s + start, ends[i] - start, 1)
+        if rc != 0:
+            return rc
+        start = ends[i]
     return 0
 
 
@@ -432,6 +447,24 @@ cdef class ChunkCounter:
             encoded = text.encode("utf-8")
             self._count(<const uint8_t*> PyBytes_AS_STRING(encoded), PyBytes_GET_SIZE(encoded), kind)
 
+    cdef void _encode_all(self, list texts, list keep, const uint8_t** starts,
+                          Py_ssize_t* lengths) except *:
+        """UTF-8 of every text (kept alive in keep); UnicodeEncodeError on lone surrogates."""
+        cdef Py_ssize_t j
+        cdef bytes encoded
+        cdef str text
+        for j in range(len(texts)):
+            text = texts[j]
+            if PyUnicode_IS_COMPACT_ASCII(text):  # its data is its UTF-8
+                keep.append(text)
+                starts[j] = <const uint8_t*> PyUnicode_DATA(text)
+                lengths[j] = PyUnicode_GET_LENGTH(text)
+            else:
+                encoded = text.encode("utf-8")
+                keep.append(encoded)
+                starts[j] = <const uint8_t*> PyBytes_AS_STRING(encoded)
+                lengths[j] = PyBytes_GET_SIZE(encoded)
+
     def add_texts(self, list texts not None, kind=None) -> None:
         """Count every text of a list in one GIL-free pass (pieces never cross texts).
 
@@ -448,22 +481,10 @@ cdef class ChunkCounter:
         cdef list keep = []
         cdef const uint8_t** starts = <const uint8_t**> malloc(m * sizeof(uint8_t*))
         cdef Py_ssize_t* lengths = <Py_ssize_t*> malloc(m * sizeof(Py_ssize_t))
-        cdef bytes encoded
-        cdef str text
         try:
             if starts == NULL or lengths == NULL:
                 raise MemoryError("ChunkCounter: out of memory")
-            for j in range(m):
-                text = texts[j]
-                if PyUnicode_IS_COMPACT_ASCII(text):  # its data is its UTF-8
-                    keep.append(text)
-                    starts[j] = <const uint8_t*> PyUnicode_DATA(text)
-                    lengths[j] = PyUnicode_GET_LENGTH(text)
-                else:
-                    encoded = text.encode("utf-8")
-                    keep.append(encoded)
-                    starts[j] = <const uint8_t*> PyBytes_AS_STRING(encoded)
-                    lengths[j] = PyBytes_GET_SIZE(encoded)
+            self._encode_all(texts, keep, starts, lengths)
             self._enter()
             try:
                 with nogil:
@@ -478,6 +499,56 @@ cdef class ChunkCounter:
         finally:
             free(starts)
             free(lengths)
+
+    def add_texts_matched(self, list texts not None, PatternScanner matcher not None) -> None:
+        """add_texts with pieces cut by a compiled pattern. A text on which the matcher gives
+        up (its step budget) is cut by the regex module instead, with the GIL held."""
+        cdef Py_ssize_t m = len(texts), j, n_pieces, capacity = 0
+        cdef int rc = 0
+        if m == 0:
+            return
+        cdef list keep = [], given_up = []
+        cdef const uint8_t** starts = <const uint8_t**> malloc(m * sizeof(uint8_t*))
+        cdef Py_ssize_t* lengths = <Py_ssize_t*> malloc(m * sizeof(Py_ssize_t))
+        cdef char* over_budget = <char*> calloc(m, 1)
+        cdef int64_t* ends = NULL
+        cdef bytes piece
+        try:
+            if starts == NULL or lengths == NULL or over_budget == NULL:
+                raise MemoryError("ChunkCounter: out of memory")
+            self._encode_all(texts, keep, starts, lengths)
+            self._enter()
+            try:
+                with nogil:
+                    for j in range(m):
+                        if lengths[j] == 0:
+                            continue
+                        n_pieces = matcher.scan_all(starts[j], lengths[j], &ends, &capacity)
+                        if n_pieces == -2:
+                            over_budget[j] = 1
+                            continue
+                        if n_pieces < 0:
+                            rc = ERR_MEMORY
+                            break
+                        rc = table_count_ends(&self.table, starts[j], ends, n_pieces)
+                        if rc != 0:
+                            break
+                for j in range(m):
+                    if over_budget[j] and rc == 0:
+                        for text_piece in matcher.split(texts[j]):
+                            piece = text_piece.encode("utf-8")
+                            rc = table_add(&self.table, <const uint8_t*> PyBytes_AS_STRING(piece),
+                                           PyBytes_GET_SIZE(piece), 1)
+                            if rc != 0:
+                                break
+            finally:
+                self.busy = False
+            raise_for(rc)
+        finally:
+            free(starts)
+            free(lengths)
+            free(over_budget)
+            free(ends)
 
     def add_utf8(self, data, kind=None) -> None:
         """Count the pieces of UTF-8 ``data`` (bytes-like; invalid bytes never fault)."""

@@ -20,6 +20,7 @@ from typing import Any, Callable, Iterable, Iterator, Optional, Union
 import regex
 
 from ._counts import ChunkCounts
+from ._pattern_scanner import PatternScanner
 from ._scanner import Scanner
 from .errors import CorpusError
 
@@ -148,7 +149,7 @@ def count_corpus(
         return counts
 
     pre = counts.pretokenizer
-    if pre.uses_scanner and isinstance(pre.scanner, Scanner):
+    if pre.uses_scanner and isinstance(pre.scanner, (Scanner, PatternScanner)):
         # The compiled counter releases the GIL: threads share the work without pickling texts.
         def count_in_thread(batch: list[str]) -> Any:
             return counts.empty_like().update(batch)._table

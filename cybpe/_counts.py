@@ -17,6 +17,7 @@ from ._atomic import atomic_write_text
 from ._chunk_counter import ChunkCounter
 from ._pretokenizer import PreTokenizer
 from ._registry import get_pretokenizer, pretokenizer_from_spec
+from ._pattern_scanner import PatternScanner
 from ._scanner import Scanner
 from ._specials import SpecialTokenSplitter
 from .errors import FormatError, InvalidParameterError
@@ -47,8 +48,9 @@ class ChunkCounts:
     and never counted.
 
     The counts live in a compiled :class:`~cybpe._chunk_counter.ChunkCounter` (bytes keys).
-    When the pre-tokenizer uses a compiled scanner, texts are counted in C with the GIL
-    released; otherwise the pieces of ``pretokenizer.split`` are counted in Python first.
+    When the pre-tokenizer uses a compiled scanner or a compiled pattern, texts are counted in C
+    with the GIL released; otherwise the pieces of ``pretokenizer.split`` are counted in Python
+    first.
     """
 
     def __init__(
@@ -70,11 +72,15 @@ class ChunkCounts:
         pretokenizer = self.pretokenizer
         scanner = pretokenizer.scanner if pretokenizer.uses_scanner else None
         kind = scanner.kind if isinstance(scanner, Scanner) else None
+        matcher = scanner if isinstance(scanner, PatternScanner) else None
         table = self._table
         plain = not self.special_tokens
-        if kind is not None and plain and type(texts) is list:
-            try:
-                table.add_texts(texts, kind)  # one GIL-free pass; encodes all before counting
+        if (kind is not None or matcher is not None) and plain and type(texts) is list:
+            try:  # one GIL-free pass; encodes all before counting
+                if kind is not None:
+                    table.add_texts(texts, kind)
+                else:
+                    table.add_texts_matched(texts, matcher)
                 return self
             except (UnicodeEncodeError, TypeError):
                 pass  # lone surrogates or a non-str item: the per-text path below says which
@@ -94,6 +100,8 @@ class ChunkCounts:
             for part in self._splitter.ordinary_parts(text):
                 if kind is not None:
                     table.add_text(part, kind)
+                elif matcher is not None:
+                    table.add_texts_matched([part], matcher)
                 else:
                     table.add_counts(Counter(pretokenizer.split(part)))
         return self

@@ -373,3 +373,42 @@ def test_update_with_a_list_falls_back_per_text_on_surrogates_and_bad_items():
     assert dict(counts.items())[" \ufffd".encode()] == 1
     with pytest.raises(InvalidParameterError, match="not int"):
         cybpe.ChunkCounts("cl100k").update(["a", 3])
+
+
+# -- custom patterns: counted through the compiled pattern matcher ---------------------------
+
+CUSTOM_PATTERNS = {
+    "cl100k-string": cybpe.get_pretokenizer("cl100k").pattern,
+    "digits-of-four": r"[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,4}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+",
+    "quadratic-on-spaces": r"\s*y|\s|.",  # backtracks past the step budget on long space runs
+}
+
+
+@pytest.mark.parametrize("label", list(CUSTOM_PATTERNS))
+def test_add_texts_matched_equals_counter_of_the_regex_split(label):
+    pre = cybpe.get_pretokenizer("regex", pattern=CUSTOM_PATTERNS[label])
+    matcher = pre.scanner
+    assert type(matcher).__name__ == "PatternScanner"
+    texts = list(TEXTS.values()) + ["", "a", " " * 5000 + "x", "中文 ١٢٣\n\n"]
+    counter = ChunkCounter()
+    counter.add_texts_matched(texts, matcher)
+    oracle = pre.with_regex_only()
+    reference: Counter[str] = Counter()
+    for text in texts:
+        reference.update(oracle.split(text))
+    assert counted(counter) == {k.encode("utf-8"): n for k, n in reference.items()}
+    before = counter.copy()
+    with pytest.raises(UnicodeEncodeError):
+        counter.add_texts_matched(["fine", "bad \ud800"], matcher)
+    assert counter == before  # nothing was counted
+
+
+def test_chunk_counts_custom_pattern_equals_regex_path(monkeypatch):
+    texts = list(TEXTS.values()) + ["a<|eot|>b \ud800 c<|eot|><|eot|>  12345 x\udfff", "<|eot|>"]
+    pt = cybpe.get_pretokenizer("regex", pattern=CUSTOM_PATTERNS["digits-of-four"])
+    compiled = cybpe.ChunkCounts(pt, ["<|eot|>"]).update(texts)
+    plain = cybpe.ChunkCounts(pt).update(texts)
+    monkeypatch.setenv(FORCE_REGEX_ENV, "1")
+    assert not pt.uses_scanner
+    assert compiled == cybpe.ChunkCounts(pt, ["<|eot|>"]).update(texts)
+    assert plain == cybpe.ChunkCounts(pt).update(texts)

@@ -36,6 +36,8 @@ cdef class RankEncoder:
     cdef dict _special_tokens                # id -> bytes
     cdef tuple _id_objects                   # the ints 0 .. n_tokens-1, built by ids_list
 
+    cdef list ids_to_list(self, const uint32_t* ids, Py_ssize_t n)
+        # ids[0:n] as a Python list of ints (GIL held).
     cdef int encode_bytes_into(self, const uint8_t* s, Py_ssize_t n, IdBuffer* out) noexcept nogil
         # Append the ids of the piece s[0:n] to out. Returns -1 when out of memory.
     cdef int encode_pieces_into(self, const uint8_t* data, const int64_t* ends,

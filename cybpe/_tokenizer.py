@@ -11,8 +11,9 @@ import numpy as np
 
 from ._counts import clean_surrogates
 from ._encoder import RankEncoder
-from ._fastpath import encode_pattern_scanned, encode_scanned
+from ._fastpath import encode_pattern_scanned, encode_scanned, encode_texts_scanned
 from ._pattern_scanner import PatternScanner
+from ._scanner import Scanner
 from ._pretokenizer import PreTokenizer
 from ._registry import get_pretokenizer
 from ._specials import SpecialTokenSplitter
@@ -178,18 +179,29 @@ class Tokenizer:
         return self._map(one, texts, num_threads)
 
     def encode_ordinary_batch(self, texts: Sequence[str], *, num_threads: int = 8) -> list[list[int]]:
+        pre = self.pretokenizer
+        if pre.uses_scanner and isinstance(pre.scanner, Scanner) and self.normalizer is None:
+            # Each thread encodes its whole slice in one GIL-free pass.
+            def encode_slice(part: list[str]) -> list[list[int]]:
+                return encode_texts_scanned(self._encoder, pre.scanner, part)
+            return self._map_slices(encode_slice, texts, num_threads)
         return self._map(self.encode_ordinary, texts, num_threads)
 
     @staticmethod
     def _map(fn, texts: Sequence[str], num_threads: int) -> list:
+        return Tokenizer._map_slices(lambda part: [fn(t) for t in part], texts, num_threads)
+
+    @staticmethod
+    def _map_slices(fn, texts: Sequence[str], num_threads: int) -> list:
+        """fn over interleaved slices of texts (one per thread), results back in text order."""
         texts = list(texts)
         if num_threads <= 1 or len(texts) <= 1:
-            return [fn(t) for t in texts]
+            return fn(texts)
         # Interleaved slices, one task per thread: per-text futures cost more than a short
         # text's encoding, and interleaving balances long and short texts.
         n = min(num_threads, len(texts))
         with ThreadPoolExecutor(n) as pool:
-            parts = list(pool.map(lambda k: [fn(t) for t in texts[k::n]], range(n)))
+            parts = list(pool.map(lambda k: fn(texts[k::n]), range(n)))
         out: list = [None] * len(texts)
         for k, part in enumerate(parts):
             out[k::n] = part

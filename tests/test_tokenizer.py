@@ -96,6 +96,21 @@ def test_batch_numpy_and_threads_agree(trained):
     assert arr.dtype == np.uint32 and arr.tolist() == sequential[0]
 
 
+def test_ordinary_batch_one_pass_per_thread_edge_cases(trained):
+    """encode_ordinary_batch encodes each thread's slice in one GIL-free pass: same ids as one
+    encode_ordinary per text on empty texts, lone surrogates (U+FFFD), special-token strings
+    (ordinary text), non-ASCII and a single text; a non-str item is a typed error."""
+    texts = ["", "plain ascii", "x\ud800y \udfff", "<|endoftext|> as text", "ümlaut 中文 ١٢٣", "",
+             CODE[:5000], "a" * 3000]
+    sequential = [trained.encode_ordinary(t) for t in texts]
+    for threads in (1, 2, 3, 8):
+        assert trained.encode_ordinary_batch(texts, num_threads=threads) == sequential
+    assert trained.encode_ordinary_batch([texts[2]], num_threads=2) == [sequential[2]]
+    assert trained.encode_ordinary_batch([], num_threads=2) == []
+    with pytest.raises(EncodingError, match="not bytes"):
+        trained.encode_ordinary_batch(["ok", b"bytes"], num_threads=2)
+
+
 def test_pickle_save_load(trained, tmp_path):
     again = pickle.loads(pickle.dumps(trained))
     assert again == trained and again.encode_ordinary(CODE) == trained.encode_ordinary(CODE)

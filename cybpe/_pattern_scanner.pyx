@@ -73,6 +73,7 @@ cdef enum:
 cdef uint32_t INVALID_CP = 0xFFFFFFFF
 cdef Py_ssize_t STEPS_PER_BYTE = 200
 cdef Py_ssize_t STEPS_BASE = 1_000_000
+cdef Py_ssize_t MAX_FRAMES = 1 << 22     # backtrack frames (96 MB) before the regex module takes over
 
 
 cdef struct Frame:
@@ -167,11 +168,14 @@ cdef inline bint class_has(const Machine* m, int32_t k, uint32_t cp) noexcept no
 
 cdef inline int push_frame(Machine* m, int32_t pc, int32_t kind, Py_ssize_t pos,
                            Py_ssize_t aux) noexcept nogil:
+    """0, NO_MEMORY, or OVER_BUDGET past MAX_FRAMES (the regex module takes that text)."""
     cdef Frame* grown
     if m.n_frames == m.frame_capacity:
+        if m.frame_capacity >= MAX_FRAMES:
+            return OVER_BUDGET
         grown = <Frame*>realloc(m.frames, 2 * m.frame_capacity * sizeof(Frame))
         if grown == NULL:
-            return -1
+            return NO_MEMORY
         m.frames = grown
         m.frame_capacity *= 2
     m.frames[m.n_frames].pc = pc
@@ -187,6 +191,7 @@ cdef Py_ssize_t run(Machine* m, const uint8_t* s, Py_ssize_t n, int32_t pc,
     """Match the program from pc at pos: the end of the first match (leftmost-first), or
     NO_MATCH, OVER_BUDGET, NO_MEMORY. Frames pushed here are gone when it returns."""
     cdef Py_ssize_t base = m.n_frames, q, p, min_end, count, limit, e
+    cdef int pushed
     cdef const Instruction* ins
     cdef Frame frame
     cdef uint32_t cp
@@ -207,9 +212,10 @@ cdef Py_ssize_t run(Machine* m, const uint8_t* s, Py_ssize_t n, int32_t pc,
                 pc += 1
                 continue
         elif ins.op == OP_SPLIT:
-            if push_frame(m, ins.b, FRAME_BRANCH, pos, 0) != 0:
+            pushed = push_frame(m, ins.b, FRAME_BRANCH, pos, 0)
+            if pushed != 0:
                 m.n_frames = base
-                return NO_MEMORY
+                return pushed
             pc = ins.a
             continue
         elif ins.op == OP_JMP:
@@ -228,9 +234,10 @@ cdef Py_ssize_t run(Machine* m, const uint8_t* s, Py_ssize_t n, int32_t pc,
                     p = q
                     count += 1
                 if count == ins.b:
-                    if count < limit and push_frame(m, pc, FRAME_TAKE_MORE, p, count) != 0:
+                    pushed = 0 if count >= limit else push_frame(m, pc, FRAME_TAKE_MORE, p, count)
+                    if pushed != 0:
                         m.n_frames = base
-                        return NO_MEMORY
+                        return pushed
                     pos = p
                     pc += 1
                     continue
@@ -243,9 +250,10 @@ cdef Py_ssize_t run(Machine* m, const uint8_t* s, Py_ssize_t n, int32_t pc,
                 m.budget -= count
                 if count >= ins.b:
                     if ins.d == REPEAT_GREEDY and count > ins.b:
-                        if push_frame(m, pc, FRAME_GIVE_BACK, p, min_end) != 0:
+                        pushed = push_frame(m, pc, FRAME_GIVE_BACK, p, min_end)
+                        if pushed != 0:
                             m.n_frames = base
-                            return NO_MEMORY
+                            return pushed
                     pos = p
                     pc += 1
                     continue

@@ -172,3 +172,32 @@ def test_pickle_and_repr():
     text = "Pickled patterns split alike 12"
     assert clone.split(text) == scanner.split(text) == regex.findall(CUSTOM["lazy"], text)
     assert "PatternScanner(" in repr(scanner)
+
+
+def test_hostile_patterns_compile_or_fall_back_and_agree():
+    """Deep nesting, huge counted repeats (a class repeat stays one instruction; a group
+    repeat past the program limit stays on the regex module), nested atomic groups and
+    lookaheads: spans always equal the regex module's."""
+    text = "aaabc xabab ab " * 200 + "a" * 5000
+    cases = {
+        "(" * 200 + "a" + ")" * 200 + "|.": True,
+        r"\p{L}{1,100000}|.": True,
+        r"(?:ab){1,20000}|.|\n": False,  # 40,000 instructions: too long a program
+        r"(?>(?>(?>a+)b)c)|(?=x)x|[\s\S]": True,
+        r"(?:a|bc)+?(?=\s|$)|(?:a|bc)+|[\s\S]": True,
+    }
+    for pattern, compiles in cases.items():
+        scanner = compile_scanner(pattern)
+        assert (scanner is not None) == compiles, pattern
+        if scanner is not None:
+            assert scanner.split_spans(text) == scanner._regex_spans(text), pattern
+
+
+def test_backtrack_frames_are_bounded():
+    """A loop over a group pushes frames per character; past the frame limit (4M) the
+    compiled scan gives up and the regex module gives the spans."""
+    scanner = _scanner(r"(?:a|bc)+|\s+|.")
+    text = "a" * 2_500_000  # two frames per character
+    assert scanner._compiled_ends(text.encode()) is None
+    assert scanner.split_spans(text) == [(0, len(text))]
+    assert scanner._compiled_ends(("a" * 100_000).encode()) is not None

@@ -135,30 +135,19 @@ def _swap_properties(pattern: str) -> tuple[str, dict[int, tuple[int, int]]]:
 # ---------------------------------------------------------------- case folding
 
 @functools.lru_cache(maxsize=1)
-def _case_partners() -> dict[int, set[int]]:
-    """Code point -> code points one lower/upper/casefold step away (single characters)."""
-    partners: dict[int, set[int]] = {}
-    for cp in range(0x110000):
-        ch = chr(cp)
-        for other in (ch.lower(), ch.upper(), ch.casefold(), ch.title()):
-            if len(other) == 1 and other != ch:
-                partners.setdefault(cp, set()).add(ord(other))
-                partners.setdefault(ord(other), set()).add(cp)
-    return partners
+def _cased_code_points() -> tuple[int, ...]:
+    """Every code point that case-insensitive matching can pair with another, by the regex
+    module's own Unicode tables (Python's unicodedata may be older): cased letters and what
+    changes under case folding or mapping."""
+    everything = "".join(map(chr, range(0x110000)))
+    return tuple(ord(ch) for ch in regex.findall(r"[\p{Cased}\p{CWCF}\p{CWCM}]", everything))
 
 
 @functools.lru_cache(maxsize=4096)
 def _fold_set(cp: int) -> tuple[int, ...]:
     """Every code point that ``(?i)`` + this literal matches in the ``regex`` module."""
-    partners = _case_partners()
-    seen, todo = {cp}, [cp]
-    while todo:
-        for other in partners.get(todo.pop(), ()):
-            if other not in seen:
-                seen.add(other)
-                todo.append(other)
     literal = regex.compile("(?i)" + regex.escape(chr(cp)))
-    return tuple(sorted(x for x in seen if x == cp or literal.fullmatch(chr(x))))
+    return tuple(sorted({cp} | {x for x in _cased_code_points() if literal.fullmatch(chr(x))}))
 
 
 # ---------------------------------------------------------------- the compiler

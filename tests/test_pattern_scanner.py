@@ -201,3 +201,12 @@ def test_backtrack_frames_are_bounded():
     assert scanner._compiled_ends(text.encode()) is None
     assert scanner.split_spans(text) == [(0, len(text))]
     assert scanner._compiled_ends(("a" * 100_000).encode()) is not None
+
+
+def test_case_folding_follows_the_regex_module_not_python():
+    """U+A7CB (Unicode 16) is the capital of U+0264; Python 3.11's tables (Unicode 14) do not
+    know it, the regex module does, and (?i) must follow the regex module."""
+    scanner = _scanner("(?i:\u0264+|straße|k)|.")
+    text = "\u0264\ua7cb x \ua7cb\u0264 STRAẞE Kk\u212a"
+    assert scanner.split_spans(text) == scanner._regex_spans(text)
+    assert "\u0264\ua7cb" in scanner.split(text)

@@ -6,9 +6,6 @@ from cybpe._pattern_scanner import PatternScanner
 from cybpe._scanner import Scanner
 
 def encode_scanned(
-    encoder: RankEncoder, scanner: Scanner, data: bytes | bytearray | memoryview
-) -> npt.NDArray[np.uint32]: ...
-def encode_pattern_scanned(
-    encoder: RankEncoder, scanner: PatternScanner, data: bytes | bytearray | memoryview
+    encoder: RankEncoder, scanner: Scanner | PatternScanner, data: bytes | bytearray | memoryview
 ) -> npt.NDArray[np.uint32] | None: ...
 def encode_texts_scanned(encoder: RankEncoder, scanner: Scanner, texts: list[str]) -> list[list[int]]: ...

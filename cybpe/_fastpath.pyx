@@ -39,36 +39,19 @@ cdef object ids_array(IdBuffer* buf):
     return out
 
 
-def encode_scanned(RankEncoder encoder, Scanner scanner, const uint8_t[::1] data):
-    """The uint32 ids of UTF-8 ``data``, split by ``scanner`` and encoded by ``encoder``."""
+def encode_scanned(RankEncoder encoder, scanner, const uint8_t[::1] data):
+    """The uint32 ids of UTF-8 ``data``, split by ``scanner`` (a Scanner or a PatternScanner)
+    and encoded by ``encoder``. None when a PatternScanner ran past its step budget (the
+    caller then splits with the regex module)."""
     cdef Py_ssize_t n = data.shape[0]
-    if n == 0:
-        return np.empty(0, dtype=np.uint32)
-    cdef int64_t* ends = NULL
-    cdef Py_ssize_t capacity = 0
-    cdef Py_ssize_t pieces = 0
-    cdef int kind = scanner.kind
-    cdef int rc = 0
-    cdef IdBuffer buf
-    buf.data = NULL
-    buf.size = buf.capacity = 0
-    try:
-        with nogil:
-            pieces = scan_all(kind, &data[0], n, &ends, &capacity)
-            if pieces >= 0:
-                rc = encoder.encode_pieces_into(&data[0], ends, pieces, &buf)
-        if pieces < 0 or rc != 0:
-            raise MemoryError()
-        return ids_array(&buf)
-    finally:
-        free(ends)
-        free(buf.data)
-
-
-def encode_pattern_scanned(RankEncoder encoder, PatternScanner scanner, const uint8_t[::1] data):
-    """encode_scanned for a compiled regex pattern; None when the matcher ran past its step
-    budget (the caller then splits with the regex module)."""
-    cdef Py_ssize_t n = data.shape[0]
+    cdef int kind = -1
+    cdef PatternScanner matcher = None
+    if isinstance(scanner, Scanner):
+        kind = (<Scanner>scanner).kind
+    elif isinstance(scanner, PatternScanner):
+        matcher = <PatternScanner>scanner
+    else:
+        raise TypeError(f"not a scanner: {scanner!r}")
     if n == 0:
         return np.empty(0, dtype=np.uint32)
     cdef int64_t* ends = NULL
@@ -80,7 +63,10 @@ def encode_pattern_scanned(RankEncoder encoder, PatternScanner scanner, const ui
     buf.size = buf.capacity = 0
     try:
         with nogil:
-            pieces = scanner.scan_all(&data[0], n, &ends, &capacity)
+            if kind >= 0:
+                pieces = scan_all(kind, &data[0], n, &ends, &capacity)
+            else:
+                pieces = matcher.scan_all(&data[0], n, &ends, &capacity)
             if pieces >= 0:
                 rc = encoder.encode_pieces_into(&data[0], ends, pieces, &buf)
         if pieces == -2:

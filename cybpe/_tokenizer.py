@@ -11,8 +11,7 @@ import numpy as np
 
 from ._counts import clean_surrogates
 from ._encoder import RankEncoder
-from ._fastpath import encode_pattern_scanned, encode_scanned, encode_texts_scanned
-from ._pattern_scanner import PatternScanner
+from ._fastpath import encode_scanned, encode_texts_scanned
 from ._scanner import Scanner
 from ._pretokenizer import PreTokenizer
 from ._registry import get_pretokenizer
@@ -94,13 +93,11 @@ class Tokenizer:
                 data = text.encode("utf-8")
             except UnicodeEncodeError:  # lone surrogates: U+FFFD, as tiktoken
                 data = clean_surrogates(text).encode("utf-8")
-            if isinstance(pre.scanner, PatternScanner):
-                ids = encode_pattern_scanned(self._encoder, pre.scanner, data)
-                if ids is not None:
-                    return ids
-                # past the matcher's step budget: its split() asks the regex module instead
-                return self._encoder.encode_str_pieces(pre.scanner.split(clean_surrogates(text)))
-            return encode_scanned(self._encoder, pre.scanner, data)
+            ids = encode_scanned(self._encoder, pre.scanner, data)
+            if ids is not None:
+                return ids
+            # a compiled pattern past its step budget: its split() asks the regex module instead
+            return self._encoder.encode_str_pieces(pre.scanner.split(clean_surrogates(text)))
         return self._encoder.encode_str_pieces(pre.split(clean_surrogates(text)))
 
     def encode_ordinary(self, text: str) -> list[int]:

@@ -24,6 +24,7 @@ from cpython.unicode cimport PyUnicode_GET_LENGTH
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 
 from cybpe._pattern_scanner cimport CharClass, ClassItem, Instruction
+from cybpe._utf8 cimport INVALID_CP, decode_cp, ends_to_code_points, is_cont
 from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memcpy
 
@@ -70,7 +71,6 @@ cdef enum:
     NO_MEMORY = -3
     PROPERTY_MASK = 0xFF    # the property bits of cybpe_cp_class (the rest are byte-table only)
 
-cdef uint32_t INVALID_CP = 0xFFFFFFFF
 cdef Py_ssize_t STEPS_PER_BYTE = 200
 cdef Py_ssize_t STEPS_BASE = 1_000_000
 cdef Py_ssize_t MAX_FRAMES = 1 << 22     # backtrack frames (96 MB) before the regex module takes over
@@ -95,34 +95,14 @@ cdef struct Machine:
 
 # ---------------------------------------------------------------- characters
 
-cdef inline bint is_cont(uint8_t b) noexcept nogil:
-    return (b & 0xC0) == 0x80
-
-
 cdef inline uint32_t char_at(const uint8_t* s, Py_ssize_t n, Py_ssize_t p,
                              Py_ssize_t* q) noexcept nogil:
-    """The code point at p (< n), *q = where the next starts. Surrogates written with
-    "surrogatepass" decode; a malformed byte is one INVALID_CP character (as the scanners)."""
-    cdef uint32_t b0 = s[p]
-    if b0 < 0x80:
+    """The code point at p (< n), *q = where the next starts: the scanners' decoding (lone
+    surrogates decode; a malformed byte is one INVALID_CP character)."""
+    if s[p] < 0x80:
         q[0] = p + 1
-        return b0
-    if 0xC2 <= b0 <= 0xDF:
-        if p + 1 < n and is_cont(s[p + 1]):
-            q[0] = p + 2
-            return ((b0 & 0x1F) << 6) | (s[p + 1] & 0x3F)
-    elif 0xE0 <= b0 <= 0xEF:
-        if p + 2 < n and is_cont(s[p + 1]) and is_cont(s[p + 2]) and (b0 != 0xE0 or s[p + 1] >= 0xA0):
-            q[0] = p + 3
-            return ((b0 & 0x0F) << 12) | ((s[p + 1] & 0x3F) << 6) | (s[p + 2] & 0x3F)
-    elif 0xF0 <= b0 <= 0xF4:
-        if (p + 3 < n and is_cont(s[p + 1]) and is_cont(s[p + 2]) and is_cont(s[p + 3])
-                and (b0 != 0xF0 or s[p + 1] >= 0x90) and (b0 != 0xF4 or s[p + 1] < 0x90)):
-            q[0] = p + 4
-            return (((b0 & 0x07) << 18) | ((s[p + 1] & 0x3F) << 12) | ((s[p + 2] & 0x3F) << 6)
-                    | (s[p + 3] & 0x3F))
-    q[0] = p + 1
-    return INVALID_CP
+        return s[p]
+    return decode_cp(s, n, p, q)
 
 
 cdef inline Py_ssize_t char_before(const uint8_t* s, Py_ssize_t n, Py_ssize_t p) noexcept nogil:
@@ -194,7 +174,6 @@ cdef Py_ssize_t run(Machine* m, const uint8_t* s, Py_ssize_t n, int32_t pc,
     cdef int pushed
     cdef const Instruction* ins
     cdef Frame frame
-    cdef uint32_t cp
     while True:
         m.budget -= 1
         if m.budget < 0:
@@ -456,12 +435,12 @@ cdef class PatternScanner:
         """``(start, end)`` code-point offsets of the pieces, covering ``text``."""
         cdef bytes encoded
         cdef const uint8_t* s
-        cdef Py_ssize_t n = PyUnicode_GET_LENGTH(text), k, start = 0, end, b, chars
+        cdef Py_ssize_t n = PyUnicode_GET_LENGTH(text), k, start = 0
         cdef int64_t[::1] ends
         if n == 0:
             return []
         ascii = PyUnicode_IS_COMPACT_ASCII(text)
-        if ascii:
+        if ascii:  # its data is its UTF-8, and bytes are code points
             s = <const uint8_t*>PyUnicode_DATA(text)
             found = self._ends(s, n)
         else:
@@ -471,20 +450,12 @@ cdef class PatternScanner:
         if found is None:
             return self._regex_spans(text)
         ends = found
+        if not ascii and ends.shape[0]:
+            ends_to_code_points(s, &ends[0], ends.shape[0])
         spans = []
-        b = 0
-        chars = 0
         for k in range(ends.shape[0]):
-            end = ends[k]
-            if ascii:
-                chars = end
-            else:
-                while b < end:  # count code points: bytes that do not continue one
-                    if not is_cont(s[b]):
-                        chars += 1
-                    b += 1
-            spans.append((start, chars))
-            start = chars
+            spans.append((start, ends[k]))
+            start = ends[k]
         return spans
 
     def split(self, str text) -> list:

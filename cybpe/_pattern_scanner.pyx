@@ -170,7 +170,7 @@ cdef Py_ssize_t run(Machine* m, const uint8_t* s, Py_ssize_t n, int32_t pc,
                     Py_ssize_t pos) noexcept nogil:
     """Match the program from pc at pos: the end of the first match (leftmost-first), or
     NO_MATCH, OVER_BUDGET, NO_MEMORY. Frames pushed here are gone when it returns."""
-    cdef Py_ssize_t base = m.n_frames, q, p, min_end, count, limit, e
+    cdef Py_ssize_t base = m.n_frames, q, p, min_end, count, limit, take, e
     cdef int pushed
     cdef const Instruction* ins
     cdef Frame frame
@@ -204,38 +204,30 @@ cdef Py_ssize_t run(Machine* m, const uint8_t* s, Py_ssize_t n, int32_t pc,
             m.n_frames = base
             return pos
         elif ins.op == OP_REPEAT:
+            # Take the minimum (lazy) or as many as allowed (greedy, possessive) characters of
+            # the class, then leave one frame: "one more" (lazy) or "one fewer" (greedy).
             limit = ins.c if ins.c >= 0 else n + 1
+            take = ins.b if ins.d == REPEAT_LAZY else limit
             count = 0
-            p = pos
-            min_end = pos
-            if ins.d == REPEAT_LAZY:
-                while count < ins.b and p < n and class_has(m, ins.a, char_at(s, n, p, &q)):
-                    p = q
-                    count += 1
+            p = min_end = pos
+            while count < take and p < n and class_has(m, ins.a, char_at(s, n, p, &q)):
+                p = q
+                count += 1
                 if count == ins.b:
-                    pushed = 0 if count >= limit else push_frame(m, pc, FRAME_TAKE_MORE, p, count)
-                    if pushed != 0:
-                        m.n_frames = base
-                        return pushed
-                    pos = p
-                    pc += 1
-                    continue
-            else:
-                while count < limit and p < n and class_has(m, ins.a, char_at(s, n, p, &q)):
-                    p = q
-                    count += 1
-                    if count == ins.b:
-                        min_end = p
-                m.budget -= count
-                if count >= ins.b:
-                    if ins.d == REPEAT_GREEDY and count > ins.b:
-                        pushed = push_frame(m, pc, FRAME_GIVE_BACK, p, min_end)
-                        if pushed != 0:
-                            m.n_frames = base
-                            return pushed
-                    pos = p
-                    pc += 1
-                    continue
+                    min_end = p
+            m.budget -= count
+            if count >= ins.b:
+                pushed = 0
+                if ins.d == REPEAT_LAZY and count < limit:
+                    pushed = push_frame(m, pc, FRAME_TAKE_MORE, p, count)
+                elif ins.d == REPEAT_GREEDY and count > ins.b:
+                    pushed = push_frame(m, pc, FRAME_GIVE_BACK, p, min_end)
+                if pushed != 0:
+                    m.n_frames = base
+                    return pushed
+                pos = p
+                pc += 1
+                continue
         elif ins.op == OP_ATOMIC or ins.op == OP_LOOK:
             e = run(m, s, n, pc + 1, pos)
             if e == OVER_BUDGET or e == NO_MEMORY:

@@ -45,6 +45,7 @@ import os
 import sys
 
 from ._pattern_scanner cimport PatternScanner
+from ._utf8_texts cimport Utf8Texts
 from ._scanner cimport SCAN_KIND_COUNT, Scanner, scan_next
 from ._scanner import SCANNER_NAMES
 
@@ -447,93 +448,64 @@ cdef class ChunkCounter:
             encoded = text.encode("utf-8")
             self._count(<const uint8_t*> PyBytes_AS_STRING(encoded), PyBytes_GET_SIZE(encoded), kind)
 
-    cdef void _encode_all(self, list texts, list keep, const uint8_t** starts,
-                          Py_ssize_t* lengths) except *:
-        """UTF-8 of every text (kept alive in keep); UnicodeEncodeError on lone surrogates."""
-        cdef Py_ssize_t j
-        cdef bytes encoded
-        cdef str text
-        for j in range(len(texts)):
-            text = texts[j]
-            if PyUnicode_IS_COMPACT_ASCII(text):  # its data is its UTF-8
-                keep.append(text)
-                starts[j] = <const uint8_t*> PyUnicode_DATA(text)
-                lengths[j] = PyUnicode_GET_LENGTH(text)
-            else:
-                encoded = text.encode("utf-8")
-                keep.append(encoded)
-                starts[j] = <const uint8_t*> PyBytes_AS_STRING(encoded)
-                lengths[j] = PyBytes_GET_SIZE(encoded)
-
     def add_texts(self, list texts not None, kind=None) -> None:
         """Count every text of a list in one GIL-free pass (pieces never cross texts).
 
         All texts are encoded first, so a lone surrogate raises UnicodeEncodeError before
         anything is counted. Per-text calls hold the GIL for short texts (documents of a few KB);
         one pass over the whole batch lets threads count batches side by side."""
-        cdef Py_ssize_t m = len(texts), j
+        cdef Py_ssize_t j
         cdef int rc = 0
         cdef int k = self.kind if kind is None else kind_of(kind)
         if k < 0:
             raise ValueError("this ChunkCounter has no scanner; pass one (kind=...) to count text")
-        if m == 0:
+        if not texts:
             return
-        cdef list keep = []
-        cdef const uint8_t** starts = <const uint8_t**> malloc(m * sizeof(uint8_t*))
-        cdef Py_ssize_t* lengths = <Py_ssize_t*> malloc(m * sizeof(Py_ssize_t))
+        cdef Utf8Texts batch = Utf8Texts(texts)
+        self._enter()
         try:
-            if starts == NULL or lengths == NULL:
-                raise MemoryError("ChunkCounter: out of memory")
-            self._encode_all(texts, keep, starts, lengths)
-            self._enter()
-            try:
-                with nogil:
-                    for j in range(m):
-                        if lengths[j]:
-                            rc = table_count_text(&self.table, k, starts[j], lengths[j])
-                            if rc != 0:
-                                break
-            finally:
-                self.busy = False
-            raise_for(rc)
+            with nogil:
+                for j in range(batch.count):
+                    if batch.lengths[j]:
+                        rc = table_count_text(&self.table, k, batch.starts[j], batch.lengths[j])
+                        if rc != 0:
+                            break
         finally:
-            free(starts)
-            free(lengths)
+            self.busy = False
+        raise_for(rc)
 
     def add_texts_matched(self, list texts not None, PatternScanner matcher not None) -> None:
         """add_texts with pieces cut by a compiled pattern. A text on which the matcher gives
         up (its step budget) is cut by the regex module instead, with the GIL held."""
-        cdef Py_ssize_t m = len(texts), j, n_pieces, capacity = 0
+        cdef Py_ssize_t j, n_pieces, capacity = 0
         cdef int rc = 0
-        if m == 0:
+        if not texts:
             return
-        cdef list keep = [], given_up = []
-        cdef const uint8_t** starts = <const uint8_t**> malloc(m * sizeof(uint8_t*))
-        cdef Py_ssize_t* lengths = <Py_ssize_t*> malloc(m * sizeof(Py_ssize_t))
-        cdef char* over_budget = <char*> calloc(m, 1)
+        cdef Utf8Texts batch = Utf8Texts(texts)
+        cdef char* over_budget = <char*> calloc(batch.count + 1, 1)
         cdef int64_t* ends = NULL
         cdef bytes piece
         try:
-            if starts == NULL or lengths == NULL or over_budget == NULL:
+            if over_budget == NULL:
                 raise MemoryError("ChunkCounter: out of memory")
-            self._encode_all(texts, keep, starts, lengths)
             self._enter()
             try:
                 with nogil:
-                    for j in range(m):
-                        if lengths[j] == 0:
+                    for j in range(batch.count):
+                        if batch.lengths[j] == 0:
                             continue
-                        n_pieces = matcher.scan_all(starts[j], lengths[j], &ends, &capacity)
+                        n_pieces = matcher.scan_all(batch.starts[j], batch.lengths[j], &ends,
+                                                    &capacity)
                         if n_pieces == -2:
                             over_budget[j] = 1
                             continue
                         if n_pieces < 0:
                             rc = ERR_MEMORY
                             break
-                        rc = table_count_ends(&self.table, starts[j], ends, n_pieces)
+                        rc = table_count_ends(&self.table, batch.starts[j], ends, n_pieces)
                         if rc != 0:
                             break
-                for j in range(m):
+                for j in range(batch.count):
                     if over_budget[j] and rc == 0:
                         for text_piece in matcher.split(texts[j]):
                             piece = text_piece.encode("utf-8")
@@ -545,8 +517,6 @@ cdef class ChunkCounter:
                 self.busy = False
             raise_for(rc)
         finally:
-            free(starts)
-            free(lengths)
             free(over_budget)
             free(ends)
 
@@ -558,7 +528,6 @@ cdef class ChunkCounter:
 
     def add_counts(self, counts) -> None:
         """Add ``{chunk: count}`` (chunk bytes, or str stored as UTF-8); counts must be >= 0."""
-        cdef const uint8_t[::1] buf
         cdef bytes key
         cdef int64_t n
         cdef int rc

@@ -9,25 +9,19 @@ Performance notes
 """
 
 from libc.stdint cimport int64_t, uint8_t, uint32_t
-from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
 from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy
-
-import numpy as np
-
-from ._counts import clean_surrogates
-from .errors import EncodingError
-
-
-cdef extern from "Python.h":
-    bint PyUnicode_IS_COMPACT_ASCII(object o)
-    void* PyUnicode_DATA(object o)
-    Py_ssize_t PyUnicode_GET_LENGTH(object o)
 
 from cybpe._encoder cimport RankEncoder
 from cybpe._pattern_scanner cimport PatternScanner
 from cybpe._scanner cimport Scanner, scan_all
 from cybpe._types cimport IdBuffer
+from cybpe._utf8_texts cimport Utf8Texts
+
+import numpy as np
+
+from ._counts import clean_surrogates
+from .errors import EncodingError
 
 
 cdef object ids_array(IdBuffer* buf):
@@ -83,56 +77,40 @@ def encode_texts_scanned(RankEncoder encoder, Scanner scanner, list texts):
     """The id lists of many texts, each split by ``scanner`` and encoded, all in one GIL-free
     pass (one call per thread lets threads scale: per-text calls hold the GIL between texts).
     Lone surrogates become U+FFFD first, as in Tokenizer.encode."""
-    cdef Py_ssize_t m = len(texts), j, pieces = 0, capacity = 0
+    cdef Py_ssize_t j, pieces = 0, capacity = 0
     cdef int kind = scanner.kind
     cdef int rc = 0
-    cdef list keep = []
-    cdef const uint8_t** starts = <const uint8_t**>malloc((m + 1) * sizeof(uint8_t*))
-    cdef Py_ssize_t* lengths = <Py_ssize_t*>malloc((m + 1) * sizeof(Py_ssize_t))
-    cdef int64_t* offsets = <int64_t*>malloc((m + 1) * sizeof(int64_t))
+    cdef Utf8Texts batch
+    try:
+        batch = Utf8Texts(texts, clean_surrogates)
+    except TypeError:
+        bad = next(t for t in texts if not isinstance(t, str))
+        raise EncodingError(f"encode() takes a str, not {type(bad).__name__}") from None
+    cdef int64_t* offsets = <int64_t*>malloc((batch.count + 1) * sizeof(int64_t))
     cdef int64_t* ends = NULL
     cdef IdBuffer buf
-    cdef bytes encoded
     buf.data = NULL
     buf.size = buf.capacity = 0
     try:
-        if starts == NULL or lengths == NULL or offsets == NULL:
+        if offsets == NULL:
             raise MemoryError()
-        for j in range(m):
-            text = texts[j]
-            if not isinstance(text, str):
-                raise EncodingError(f"encode() takes a str, not {type(text).__name__}")
-            if PyUnicode_IS_COMPACT_ASCII(text):  # its data is its UTF-8
-                keep.append(text)
-                starts[j] = <const uint8_t*>PyUnicode_DATA(text)
-                lengths[j] = PyUnicode_GET_LENGTH(text)
-            else:
-                try:
-                    encoded = text.encode("utf-8")
-                except UnicodeEncodeError:
-                    encoded = clean_surrogates(text).encode("utf-8")
-                keep.append(encoded)
-                starts[j] = <const uint8_t*>PyBytes_AS_STRING(encoded)
-                lengths[j] = PyBytes_GET_SIZE(encoded)
         offsets[0] = 0
         with nogil:
-            for j in range(m):
-                if lengths[j]:
-                    pieces = scan_all(kind, starts[j], lengths[j], &ends, &capacity)
+            for j in range(batch.count):
+                if batch.lengths[j]:
+                    pieces = scan_all(kind, batch.starts[j], batch.lengths[j], &ends, &capacity)
                     if pieces < 0:
                         rc = -1
                         break
-                    rc = encoder.encode_pieces_into(starts[j], ends, pieces, &buf)
+                    rc = encoder.encode_pieces_into(batch.starts[j], ends, pieces, &buf)
                     if rc != 0:
                         break
                 offsets[j + 1] = buf.size
         if rc != 0:
             raise MemoryError()
         return [encoder.ids_to_list(buf.data + offsets[j], offsets[j + 1] - offsets[j])
-                for j in range(m)]
+                for j in range(batch.count)]
     finally:
-        free(starts)
-        free(lengths)
         free(offsets)
         free(ends)
         free(buf.data)

@@ -1,0 +1,6 @@
+from typing import Callable, Optional
+
+class Utf8Texts:
+    count: int
+    def __init__(self, texts: list[str], repair: Optional[Callable[[str], str]] = None) -> None: ...
+    def __len__(self) -> int: ...

@@ -37,12 +37,12 @@ from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes
 from cpython.unicode cimport PyUnicode_AsUTF8AndSize
 from cpython.list cimport PyList_New
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
-from libc.stdlib cimport calloc, free, malloc, qsort, realloc
-from libc.string cimport memcmp, memcpy, memmove, memset
+from libc.stdlib cimport calloc, free, malloc, realloc
+from libc.string cimport memcmp, memcpy, memset
 
 from cybpe._merge_paths cimport PATH_AUTO, PATH_BUCKET, PATH_HEAP, PATH_LINEAR, PATH_RUNS, merge_piece
 from cybpe._rank_tables cimport (
-    EMPTY_PAIR_SLOT, FIBONACCI, MAX_IDS, RANK_NONE, RankTables, TokenSlot, packed_pair, pair_rank,
+    EMPTY_PAIR_SLOT, FIBONACCI, MAX_IDS, RankTables, TokenSlot, packed_pair, pair_rank,
 )
 from cybpe._types cimport IdBuffer, id_buffer_reserve, rank_t, token_t
 

@@ -33,7 +33,7 @@ repeated byte. ``merge_piece`` picks one (or is told which, for the tests).
 #   occurrence, which keeps "leftmost on ties" without a branchy compare-and-index loop.
 
 from libc.stdint cimport int32_t, uint8_t, uint32_t, uint64_t
-from libc.stdlib cimport calloc, free, malloc, qsort, realloc
+from libc.stdlib cimport free, malloc, qsort, realloc
 from libc.string cimport memcmp, memcpy, memmove, memset
 
 from cybpe._rank_tables cimport MAX_IDS, RANK_NONE, RankTables, pair_rank

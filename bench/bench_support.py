@@ -26,11 +26,11 @@ def shared_path():
 def text_samples() -> dict[str, str]:
     """English, code, CJK and an abugida script, a few MB each when ../shared is present."""
     shared = shared_path()
-    data = REPO / "tests" / "data"
+    data, udhr = REPO / "tests" / "data", REPO / "cybpe" / "data" / "udhr"
     if shared is None:
-        return {"english": (data / "udhr" / "en.txt").read_text() * 20,
+        return {"english": (udhr / "en.txt").read_text() * 20,
                 "code": (data / "python_sample.txt").read_text(),
-                "hindi": (data / "udhr" / "hi.txt").read_text() * 10}
+                "hindi": (udhr / "hi.txt").read_text() * 10}
     ev = shared / "corpora" / "eval"
     return {
         "english": (ev / "docs" / "en.txt").read_text(),

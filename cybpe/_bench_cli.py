@@ -12,8 +12,8 @@ from . import _bench_report as report_mod
 
 EPILOG = """\
 texts (default): $CYBPE_SHARED/corpora/eval/parallel-ntrex/<lang>.txt when present (CYBPE_SHARED,
-  else ../shared from the current directory or next to the repository), else tests/data/udhr/*.txt;
-  the language is the file name without .txt.
+  else ../shared from the current directory or next to the repository), else the UDHR sample
+  that ships with cybpe (cybpe/data/udhr); the language is the file name without .txt.
 words: on parallel texts every language is divided by the whitespace words of the reference
   (English) text, so "per word" means "per English word of the same content" and works for
   scripts without spaces (--words reference, the default when the reference is present);
@@ -64,7 +64,7 @@ def _text_paths(args) -> dict[str, Path]:
         paths = report_mod.default_text_paths()
         if not paths:
             raise report_mod.InvalidParameterError(
-                "no texts found (no NTREX under $CYBPE_SHARED or ../shared, no tests/data/udhr); give --texts")
+                "no texts found (no NTREX under $CYBPE_SHARED or ../shared, no UDHR sample in the package); give --texts")
     if args.languages:
         wanted = [lang.strip() for lang in args.languages.split(",") if lang.strip()]
         missing = [lang for lang in wanted if lang not in paths]

@@ -41,7 +41,8 @@ from .errors import InvalidParameterError
 
 METRICS = ("pieces_per_word", "bytes_per_piece", "tokens_per_word", "bytes_per_token", "premium")
 NTREX = Path("corpora") / "eval" / "parallel-ntrex"
-UDHR_SAMPLE = Path("tests") / "data" / "udhr"
+#: The UDHR sample texts, package data (so they come with a wheel too).
+UDHR_SAMPLE = Path(__file__).resolve().parent / "data" / "udhr"
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -61,7 +62,7 @@ def default_text_paths(cwd: Optional[Path] = None) -> dict[str, Path]:
     """NTREX parallel texts from the shared folder, else the bundled UDHR sample, else ``{}``."""
     shared = shared_dir(cwd)
     folders = [shared / NTREX] if shared is not None else []
-    folders += [(cwd or Path.cwd()) / UDHR_SAMPLE, REPO / UDHR_SAMPLE]
+    folders.append(UDHR_SAMPLE)
     for folder in folders:
         found = sorted(folder.glob("*.txt"))
         if found:

@@ -2,11 +2,32 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+import sysconfig
 from pathlib import Path
 
 import pytest
 
-from support import SKIP_REASON, shared_path
+import cybpe
+from support import PLUGIN_EXAMPLE_DIR, SKIP_REASON, shared_path
+
+
+def pytest_report_header(config):
+    return f"cybpe {cybpe.__version__} (Unicode {cybpe.unicode_version}) from {Path(cybpe.__file__).parent}"
+
+
+def pytest_sessionstart(session):
+    """With CYBPE_TEST_INSTALLED=1 (CI's wheel and sdist runs) the tests must exercise the
+    installed package: a cybpe imported from a source tree on sys.path fails the run at once."""
+    if os.environ.get("CYBPE_TEST_INSTALLED", "") in ("", "0"):
+        return
+    package = Path(cybpe.__file__).resolve().parent
+    site = {Path(sysconfig.get_paths()[key]).resolve() for key in ("purelib", "platlib")}
+    if package.parent not in site:
+        raise pytest.UsageError(f"CYBPE_TEST_INSTALLED is set but cybpe comes from {package}, "
+                                f"not from site-packages ({', '.join(map(str, sorted(site)))})")
 
 
 @pytest.fixture(scope="session")
@@ -15,3 +36,21 @@ def shared_dir() -> Path:
     if path is None:
         pytest.skip(SKIP_REASON)
     return path
+
+
+@pytest.fixture(scope="session")
+def plugin_site(tmp_path_factory) -> Path:
+    """tests/plugin_example really installed by pip into a private folder (put it on PYTHONPATH).
+
+    Offline and without build isolation, so the build uses this environment's setuptools: the
+    ``test`` extra brings one new enough to build wheels (``python -m venv`` gives an older
+    setuptools, or none from Python 3.12).
+    """
+    target = tmp_path_factory.mktemp("site")
+    built = subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
+         "--no-index", "--target", str(target), str(PLUGIN_EXAMPLE_DIR)],
+        capture_output=True, text=True,
+    )
+    assert built.returncode == 0, f"pip could not install the example plugin:\n{built.stdout}{built.stderr}"
+    return target

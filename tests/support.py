@@ -5,7 +5,13 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import cybpe
+
 DATA_DIR = Path(__file__).parent / "data"
+#: The UDHR sample ships inside the package (``cybpe bench`` and the README use it), so tests read
+#: it from the cybpe they test: the source tree in a checkout, site-packages for an installed wheel.
+UDHR_DIR = Path(cybpe.__file__).parent / "data" / "udhr"
+PLUGIN_EXAMPLE_DIR = Path(__file__).parent / "plugin_example"
 
 SKIP_REASON = (
     "the shared corpora/vocabularies are absent (set CYBPE_SHARED to the folder that holds "

@@ -8,15 +8,14 @@ import math
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 import regex
 
 from cybpe._bench_report import gini, read_prefix, word_counts
 from cybpe._bpb import bits_per_byte
+from support import UDHR_DIR as UDHR
 
-UDHR = Path(__file__).parent / "data" / "udhr"
 # The two patterns written out here (not asked from cybpe): tiktoken's cl100k_base, and the
 # same with combining marks in the word class and out of the punctuation class.
 CL100K = (r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+"""

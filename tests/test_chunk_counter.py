@@ -25,9 +25,9 @@ from cybpe._corpus import _count_block_of
 from cybpe._pretokenizer import FORCE_REGEX_ENV
 from cybpe._scanner import SCANNER_NAMES, Scanner
 from cybpe.errors import InvalidParameterError
-from support import DATA_DIR, shared_path
+from support import DATA_DIR, UDHR_DIR, shared_path
 
-TEXTS = {p.name: p.read_text(encoding="utf-8") for p in sorted((DATA_DIR / "udhr").glob("*.txt"))}
+TEXTS = {p.name: p.read_text(encoding="utf-8") for p in sorted(UDHR_DIR.glob("*.txt"))}
 TEXTS["python_sample.txt"] = (DATA_DIR / "python_sample.txt").read_text(encoding="utf-8")
 kinds = pytest.mark.parametrize("name", SCANNER_NAMES)
 

@@ -14,9 +14,8 @@ import numpy as np
 import pytest
 import regex
 
-DATA = Path(__file__).parent / "data"
-UDHR = DATA / "udhr"
-PLUGIN_DIR = Path(__file__).parent / "plugin_example"
+from support import UDHR_DIR as UDHR
+
 BUILTINS = {"gpt2", "cl100k", "o200k", "llama3", "qwen2", "gpt4-digits", "gpt4-digits-rtl", "abugida", "regex"}
 # tiktoken's cl100k_base pat_str, written out here so the test does not ask cybpe for it
 CL100K = (r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+"""
@@ -134,14 +133,6 @@ def test_convert_round_trips_between_every_pair(trained, tmp_path):
 
 
 # -- pretokenizers -----------------------------------------------------------------------------
-@pytest.fixture(scope="module")
-def plugin_site(tmp_path_factory) -> Path:
-    target = tmp_path_factory.mktemp("site")
-    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
-                    "--no-index", "--target", str(target), str(PLUGIN_DIR)], check=True)
-    return target
-
-
 def test_pretokenizers_json_lists_builtins_and_a_plugin(plugin_site):
     env = {"PYTHONPATH": os.pathsep.join([str(plugin_site), os.environ.get("PYTHONPATH", "")])}
     infos = {i["name"]: i for i in json.loads(cybpe("pretokenizers", "--json", env=env).stdout)}

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 import cybpe
 from cybpe._pattern_compiler import UnsupportedPattern, compile_pattern
 from cybpe._pattern_scanner import PatternScanner, compile_scanner
-from support import DATA_DIR, shared_path
+from support import DATA_DIR, UDHR_DIR, shared_path
 
 BUILT_IN = ["gpt2", "cl100k", "o200k", "llama3", "qwen2", "abugida", "gpt4-digits", "gpt4-digits-rtl"]
 
@@ -50,7 +50,7 @@ hostile_text = st.lists(st.sampled_from(ATOMS), max_size=60).map("".join) | st.t
 
 
 def _bundled_texts() -> dict[str, str]:
-    texts = {p.name: p.read_text(encoding="utf-8") for p in sorted((DATA_DIR / "udhr").glob("*.txt"))}
+    texts = {p.name: p.read_text(encoding="utf-8") for p in sorted(UDHR_DIR.glob("*.txt"))}
     texts["python_sample"] = (DATA_DIR / "python_sample.txt").read_text(encoding="utf-8")
     return texts
 

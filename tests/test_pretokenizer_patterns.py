@@ -11,9 +11,9 @@ import regex
 import cybpe
 from cybpe_pretokenizers import abugida, cl100k, gpt2, gpt4_digits, llama3, o200k, qwen2
 
-from support import DATA_DIR, shared_path
+from support import DATA_DIR, UDHR_DIR, shared_path
 
-UDHR = sorted((DATA_DIR / "udhr").glob("*.txt"))
+UDHR = sorted(UDHR_DIR.glob("*.txt"))
 
 
 def sample_texts() -> list[tuple[str, str]]:
@@ -156,7 +156,7 @@ def test_abugida_keeps_marks_inside_words(word):
 def test_abugida_shatters_less_on_real_abugida_text():
     pre, base = cybpe.get_pretokenizer("abugida"), cybpe.get_pretokenizer("cl100k")
     for lang in ["hi", "ne", "ta", "th", "my", "bn"]:
-        text = (DATA_DIR / "udhr" / f"{lang}.txt").read_text(encoding="utf-8")
+        text = (UDHR_DIR / f"{lang}.txt").read_text(encoding="utf-8")
         assert len(base.split(text)) > 1.4 * len(pre.split(text)), lang
 
 
@@ -164,7 +164,7 @@ def test_abugida_shatters_less_on_real_abugida_text():
 def test_abugida_is_cl100k_on_scripts_without_marks(lang):
     import unicodedata
 
-    text = (DATA_DIR / "udhr" / f"{lang}.txt").read_text(encoding="utf-8")
+    text = (UDHR_DIR / f"{lang}.txt").read_text(encoding="utf-8")
     text = "".join(c for c in text if not unicodedata.category(c).startswith("M"))
     assert cybpe.get_pretokenizer("abugida").split(text) == cybpe.get_pretokenizer("cl100k").split(text)
 

@@ -6,7 +6,6 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -20,7 +19,6 @@ from cybpe.errors import (
 )
 
 BUILTINS = {"gpt2", "cl100k", "o200k", "llama3", "qwen2", "gpt4-digits", "gpt4-digits-rtl", "abugida", "regex"}
-PLUGIN_DIR = Path(__file__).parent / "plugin_example"
 
 
 def test_builtins_are_listed_with_their_distribution():
@@ -113,18 +111,6 @@ def test_missing_plugin_in_a_saved_spec():
         cybpe.PreTokenizer.from_spec(spec)
 
 
-@pytest.fixture(scope="module")
-def installed_plugin(tmp_path_factory):
-    """The example plugin, really installed (pip, no network) into a private target folder."""
-    target = tmp_path_factory.mktemp("site")
-    subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
-         "--no-index", "--target", str(target), str(PLUGIN_DIR)],
-        check=True,
-    )
-    return target
-
-
 def run_with_plugin(target, code, **env):
     environ = dict(os.environ, PYTHONPATH=os.pathsep.join([str(target), os.environ.get("PYTHONPATH", "")]), **env)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=environ)
@@ -132,22 +118,22 @@ def run_with_plugin(target, code, **env):
     return out.stdout
 
 
-def test_third_party_plugin_found_through_its_entry_point(installed_plugin):
+def test_third_party_plugin_found_through_its_entry_point(plugin_site):
     code = (
         "import cybpe, json\n"
         "info = {i['name']: i for i in cybpe.list_pretokenizers()}['whitespace']\n"
         "print(json.dumps([info, cybpe.get_pretokenizer('whitespace').split('a  b\\tc')]))\n"
     )
-    info, pieces = json.loads(run_with_plugin(installed_plugin, code))
+    info, pieces = json.loads(run_with_plugin(plugin_site, code))
     assert info["distribution"] == "cybpe-whitespace-plugin"
     assert info["version"] == "1.2.0"
     assert info["plugin"] == "whitespace"
     assert pieces == ["a", "  ", "b", "\t", "c"]
 
 
-def test_autoload_can_be_disabled_and_plugins_blocked(installed_plugin):
+def test_autoload_can_be_disabled_and_plugins_blocked(plugin_site):
     code = "import cybpe; print(sorted(i['name'] for i in cybpe.list_pretokenizers()))"
-    assert "whitespace" not in run_with_plugin(installed_plugin, code, CYBPE_DISABLE_PLUGIN_AUTOLOAD="1")
-    assert "whitespace" not in run_with_plugin(installed_plugin, code, CYBPE_BLOCKED_PLUGINS="whitespace")
-    assert "'o200k'" not in run_with_plugin(installed_plugin, code, CYBPE_BLOCKED_PLUGINS="o200k")
-    assert "whitespace" in run_with_plugin(installed_plugin, code)
+    assert "whitespace" not in run_with_plugin(plugin_site, code, CYBPE_DISABLE_PLUGIN_AUTOLOAD="1")
+    assert "whitespace" not in run_with_plugin(plugin_site, code, CYBPE_BLOCKED_PLUGINS="whitespace")
+    assert "'o200k'" not in run_with_plugin(plugin_site, code, CYBPE_BLOCKED_PLUGINS="o200k")
+    assert "whitespace" in run_with_plugin(plugin_site, code)

@@ -12,9 +12,9 @@ import pytest
 
 import cybpe
 from cybpe.errors import DisallowedSpecialTokenError, EncodingError, InvalidTokenError
-from support import DATA_DIR, shared_path
+from support import DATA_DIR, UDHR_DIR, shared_path
 
-UDHR = {p.stem: p.read_text(encoding="utf-8") for p in sorted((DATA_DIR / "udhr").glob("*.txt"))}
+UDHR = {p.stem: p.read_text(encoding="utf-8") for p in sorted(UDHR_DIR.glob("*.txt"))}
 CODE = (DATA_DIR / "python_sample.txt").read_text(encoding="utf-8")
 
 

@@ -9,9 +9,9 @@ import pytest
 import cybpe
 from cybpe._corpus import count_corpus
 from cybpe.errors import CorpusError, InvalidParameterError, TrainingError
-from support import DATA_DIR
+from support import DATA_DIR, UDHR_DIR
 
-UDHR = sorted((DATA_DIR / "udhr").glob("*.txt"))
+UDHR = sorted(UDHR_DIR.glob("*.txt"))
 TEXTS = [p.read_text(encoding="utf-8") for p in UDHR]
 CODE = (DATA_DIR / "python_sample.txt").read_text(encoding="utf-8")
 

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from cybpe._reference_trainer import reference_train_merges
 from cybpe._trainer import PROGRESS_EVERY, _train_merges_seeded, train_merges
 from cybpe.errors import InvalidParameterError, TrainingError
-from support import DATA_DIR
+from support import DATA_DIR, UDHR_DIR
 
 # GPT-4 (cl100k) split, possessive form (as rustbpe's default) and the plain form HF's Split takes.
 GPT4_PATTERN = (r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}+|\p{N}{1,3}"""
@@ -216,7 +216,7 @@ def test_real_text_from_the_shared_corpora_matches_the_reference(shared_dir):
 
 
 def test_real_text_from_tests_data_matches_the_reference():
-    texts = [(DATA_DIR / "udhr" / f"{lang}.txt").read_text(encoding="utf-8")
+    texts = [(UDHR_DIR / f"{lang}.txt").read_text(encoding="utf-8")
              for lang in ("en", "ja", "hi")]
     texts.append((DATA_DIR / "python_sample.txt").read_text(encoding="utf-8")[:60_000])
     chunks, weights = count_chunks(texts)
@@ -304,7 +304,7 @@ def test_same_merges_as_huggingface(shared_dir):
 # ---------------------------------------------------------------------------------------------
 
 def local_sample():
-    texts = [(DATA_DIR / "udhr" / f"{lang}.txt").read_text(encoding="utf-8")
+    texts = [(UDHR_DIR / f"{lang}.txt").read_text(encoding="utf-8")
              for lang in ("en", "ru", "zh-Hans")]
     return count_chunks(texts)
 

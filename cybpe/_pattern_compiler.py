@@ -19,11 +19,21 @@ from __future__ import annotations
 import functools
 import re
 import warnings
-import re._constants as sre  # type: ignore[import-not-found]
-import re._parser as sre_parse  # type: ignore[import-not-found]
 from dataclasses import dataclass, field
 
+try:  # Python 3.11+
+    import re._constants as sre  # type: ignore[import-not-found]
+    import re._parser as sre_parse  # type: ignore[import-not-found]
+except ImportError:  # Python 3.10: the same parser under its old names
+    import sre_constants as sre  # type: ignore[no-redef]
+    import sre_parse  # type: ignore[no-redef]
+
 import regex
+
+# Python 3.10's parser has no possessive repeats or atomic groups: it rejects such patterns
+# (UnsupportedPattern, so they take the regex path), and these opcodes never occur.
+POSSESSIVE_REPEAT = getattr(sre, "POSSESSIVE_REPEAT", None)
+ATOMIC_GROUP = getattr(sre, "ATOMIC_GROUP", None)
 
 # Opcodes: the instruction set of the matcher (kept in step with _pattern_scanner.pyx).
 OP_CHAR, OP_CLASS, OP_SPLIT, OP_JMP, OP_MATCH, OP_REPEAT = 0, 1, 2, 3, 4, 5
@@ -167,9 +177,9 @@ def _item_nullable(op, av) -> bool:
         return any(_nullable(list(alt)) for alt in av[1])
     if op is sre.SUBPATTERN:
         return _nullable(list(av[3]))
-    if op is sre.ATOMIC_GROUP:
+    if op is ATOMIC_GROUP:
         return _nullable(list(av))
-    if op in (sre.MAX_REPEAT, sre.MIN_REPEAT, sre.POSSESSIVE_REPEAT):
+    if op in (sre.MAX_REPEAT, sre.MIN_REPEAT, POSSESSIVE_REPEAT):
         return av[0] == 0 or _nullable(list(av[2]))
     return True  # assertions and anchors consume nothing
 
@@ -256,9 +266,9 @@ class _Compiler:
             if del_flags & sre.SRE_FLAG_IGNORECASE:
                 fold = False
             self.sequence(list(body), fold)
-        elif op in (sre.MAX_REPEAT, sre.MIN_REPEAT, sre.POSSESSIVE_REPEAT):
+        elif op in (sre.MAX_REPEAT, sre.MIN_REPEAT, POSSESSIVE_REPEAT):
             self._repeat(op, av, fold)
-        elif op is sre.ATOMIC_GROUP:
+        elif op is ATOMIC_GROUP:
             self._sub_program(OP_ATOMIC, 0, list(av), fold)
         elif op in (sre.ASSERT, sre.ASSERT_NOT):
             direction, body = av
@@ -302,7 +312,7 @@ class _Compiler:
         low, high, body = av[0], av[1], list(av[2])
         high = INFINITE if high is sre.MAXREPEAT else high
         mode = {sre.MAX_REPEAT: REPEAT_GREEDY, sre.MIN_REPEAT: REPEAT_LAZY,
-                sre.POSSESSIVE_REPEAT: REPEAT_POSSESSIVE}[op]
+                POSSESSIVE_REPEAT: REPEAT_POSSESSIVE}[op]
         if high == 0:
             return
         if len(body) == 1 and body[0][0] in _CHARACTER_OPS:

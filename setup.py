@@ -5,9 +5,16 @@ Environment switches (for development only):
 * ``CYBPE_DEBUG=1``     rebuild with bounds, wraparound and initialization checks on.
 * ``CYBPE_ANNOTATE=1``  write Cython's HTML annotation next to each ``.pyx``.
 * ``CYBPE_BUILD_ONLY=_trainer,_encoder``  build only these modules (faster edit loops).
+* ``CYBPE_KEEP_SYMBOLS=1``  keep the symbol table and debug info in wheels (they are stripped).
+* ``CYBPE_BUILD_JOBS=N``  cythonize and compile N modules at a time (default: every CPU).
+
+Wheels (``bdist_wheel``, which ``python -m build`` and ``pip wheel`` run) get stripped
+extensions: ``-s`` at link time drops the symbol table and the debug info Python's own CFLAGS
+ask for (``-g``): 1.8 MB instead of 10.8 MB for the eight modules. Editable and in-place builds keep them, for profilers.
 """
 
 import os
+import sys
 from glob import glob
 
 from Cython.Build import cythonize
@@ -28,6 +35,11 @@ COMPILER_DIRECTIVES = {
 }
 
 EXTRA_COMPILE_ARGS = ["-O0", "-g"] if DEBUG else ["-O3"]
+KEEP_SYMBOLS = DEBUG or os.environ.get("CYBPE_KEEP_SYMBOLS", "") not in ("", "0")
+# setuptools' PEP 517 backend runs this file with the command in sys.argv ("bdist_wheel").
+STRIP = "bdist_wheel" in sys.argv and sys.platform.startswith("linux") and not KEEP_SYMBOLS
+EXTRA_LINK_ARGS = ["-s"] if STRIP else []
+JOBS = int(os.environ.get("CYBPE_BUILD_JOBS", "0")) or os.cpu_count() or 1
 
 
 def extensions():
@@ -42,15 +54,21 @@ def extensions():
                 [path],
                 include_dirs=["cybpe"],
                 extra_compile_args=EXTRA_COMPILE_ARGS,
+                extra_link_args=EXTRA_LINK_ARGS,
             )
         )
-    return cythonize(exts, compiler_directives=COMPILER_DIRECTIVES, annotate=ANNOTATE)
+    return cythonize(exts, compiler_directives=COMPILER_DIRECTIVES, annotate=ANNOTATE, nthreads=JOBS)
 
 
 setup(
-    packages=["cybpe", "cybpe_pretokenizers"],
+    # cybpe.data* are folders of sample texts, listed so setuptools ships them without a warning.
+    packages=["cybpe", "cybpe.data", "cybpe.data.udhr", "cybpe_pretokenizers"],
     package_dir={"cybpe_pretokenizers": "pretokenizers"},
-    package_data={"cybpe": ["*.pyx", "*.pxd", "*.pyi", "*.h", "py.typed", "data/*"]},
+    # The wheel: .pxd and .h (to cimport cybpe from Cython), .pyi stubs, the sample texts; not
+    # the .pyx sources or the C that Cython generates (the sdist has the .pyx, see MANIFEST.in).
+    package_data={"cybpe": ["*.pxd", "*.pyi", "*.h", "py.typed"], "cybpe.data": ["README.md"], "cybpe.data.udhr": ["*.txt"]},
+    exclude_package_data={"": ["*.pyx", "*.c", "*.cpp", "*.html"]},
     ext_modules=extensions(),
+    options={"build_ext": {"parallel": JOBS}},
     zip_safe=False,
 )

@@ -1,6 +1,7 @@
 """cybpe: fast, exact byte-level BPE — train, encode, and compare pre-tokenizers."""
 
 from . import errors as errors
+from ._unicode_version import unicode_version as unicode_version  # checks regex's Unicode first
 from ._corpus import files as files
 from ._counts import ChunkCounts as ChunkCounts
 from ._pretokenizer import PreTokenizer as PreTokenizer

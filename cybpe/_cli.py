@@ -337,10 +337,21 @@ def _add_tokenizer(p: argparse.ArgumentParser, required: bool = True) -> None:
                    help="pre-tokenizer to use instead of the file's (required for unknown .tiktoken names)")
 
 
+def _version_line() -> str:
+    """``cybpe 0.1.0 (Unicode 18.0.0, regex 2026.11.19, Python 3.11.7)``."""
+    import platform
+
+    import regex
+
+    from . import __version__, unicode_version
+    return f"cybpe {__version__} (Unicode {unicode_version}, regex {regex.__version__}, Python {platform.python_version()})"
+
+
 def build_parser() -> argparse.ArgumentParser:
     from ._bench_cli import add_bench_arguments
 
     parser = _Parser(prog="cybpe", description="Fast, exact byte-level BPE: train, encode, compare pre-tokenizers.")
+    parser.add_argument("--version", action="version", version=_version_line())
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     p = sub.add_parser("train", help="train a tokenizer on files, globs or stdin",

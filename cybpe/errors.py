@@ -7,6 +7,11 @@ class CybpeError(Exception):
     """Base class of every error raised by cybpe on bad input or bad state."""
 
 
+class UnicodeVersionError(CybpeError, ImportError):
+    """The installed ``regex`` implements another Unicode version than cybpe's compiled tables
+    (raised when cybpe is imported; the message says which regex to install)."""
+
+
 class UnknownPreTokenizerError(CybpeError, KeyError):
     """No pre-tokenizer is registered under the requested name."""
 

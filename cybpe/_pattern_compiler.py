@@ -21,19 +21,9 @@ import re
 import warnings
 from dataclasses import dataclass, field
 
-try:  # Python 3.11+
-    import re._constants as sre  # type: ignore[import-not-found]
-    import re._parser as sre_parse  # type: ignore[import-not-found]
-except ImportError:  # Python 3.10: the same parser under its old names
-    import sre_constants as sre  # type: ignore[no-redef]
-    import sre_parse  # type: ignore[no-redef]
-
 import regex
 
-# Python 3.10's parser has no possessive repeats or atomic groups: it rejects such patterns
-# (UnsupportedPattern, so they take the regex path), and these opcodes never occur.
-POSSESSIVE_REPEAT = getattr(sre, "POSSESSIVE_REPEAT", None)
-ATOMIC_GROUP = getattr(sre, "ATOMIC_GROUP", None)
+from ._re_parser import ATOMIC_GROUP, POSSESSIVE_REPEAT, parse, sre
 
 # Opcodes: the instruction set of the matcher (kept in step with _pattern_scanner.pyx).
 OP_CHAR, OP_CLASS, OP_SPLIT, OP_JMP, OP_MATCH, OP_REPEAT = 0, 1, 2, 3, 4, 5
@@ -93,16 +83,15 @@ def compile_pattern(pattern: str) -> Program:
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # "possible nested set" and the like: regex reads it otherwise
         try:
-            parsed = sre_parse.parse(text, 0)
+            items, flags = parse(text)
         except (re.error, RecursionError, OverflowError, Warning) as exc:
             raise UnsupportedPattern(f"the re parser does not read it as regex does: {exc}") from None
-    flags = parsed.state.flags
     if flags & ~(sre.SRE_FLAG_UNICODE | sre.SRE_FLAG_IGNORECASE):
         raise UnsupportedPattern("flags other than (?i)")
-    if _nullable(list(parsed)):
+    if _nullable(items):
         raise UnsupportedPattern("the pattern can match the empty string")
     compiler = _Compiler(properties)
-    compiler.sequence(list(parsed), bool(flags & sre.SRE_FLAG_IGNORECASE))
+    compiler.sequence(items, bool(flags & sre.SRE_FLAG_IGNORECASE))
     compiler.program.emit(OP_MATCH)
     return compiler.program
 

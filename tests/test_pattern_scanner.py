@@ -210,3 +210,27 @@ def test_case_folding_follows_the_regex_module_not_python():
     text = "\u0264\ua7cb x \ua7cb\u0264 STRAẞE Kk\u212a"
     assert scanner.split_spans(text) == scanner._regex_spans(text)
     assert "\u0264\ua7cb" in scanner.split(text)
+
+
+@pytest.mark.parametrize("name", list(ALL_PATTERNS) + list(UNSUPPORTED))
+def test_the_python_310_parse_gives_the_same_program(name, monkeypatch):
+    """Python 3.10's parser reads possessive repeats and atomic groups only after cybpe's
+    rewrite (cybpe/_re_parser.py); that path, run here on any Python, compiles to the same
+    program as the native parse (and refuses the same patterns)."""
+    import cybpe._pattern_compiler as compiler
+    from cybpe._re_parser import parse_rewritten
+
+    pattern = ALL_PATTERNS.get(name) or UNSUPPORTED[name]
+    patterns = [pattern, r"a*+b|[+*]++|\++|x{2,3}+|(?:ab)?+c|a??b|a+?|[]a]++|[^]]*+|\[+|(?i:ab)++|(?>a|b)*|."]
+
+    def program(text):
+        try:
+            compiled = compile_pattern(text)
+        except UnsupportedPattern:
+            return None
+        return compiled.code, compiled.classes
+
+    native = [program(p) for p in patterns]
+    monkeypatch.setattr(compiler, "parse", parse_rewritten)
+    assert [program(p) for p in patterns] == native
+    assert (native[0] is None) == (name in UNSUPPORTED)

@@ -1,16 +1,17 @@
-"""Build script: cythonizes every ``cybpe/*.pyx`` with one set of compiler directives.
+"""Build script: cythonizes every ``cybpe/**/*.pyx`` with one set of compiler directives.
 
 Environment switches (for development only):
 
 * ``CYBPE_DEBUG=1``     rebuild with bounds, wraparound and initialization checks on.
 * ``CYBPE_ANNOTATE=1``  write Cython's HTML annotation next to each ``.pyx``.
-* ``CYBPE_BUILD_ONLY=_trainer,_encoder``  build only these modules (faster edit loops).
+* ``CYBPE_BUILD_ONLY=trainer,encoder``  build only these modules (by file stem; faster edit loops).
 * ``CYBPE_KEEP_SYMBOLS=1``  keep the symbol table and debug info in wheels (they are stripped).
 * ``CYBPE_BUILD_JOBS=N``  cythonize and compile N modules at a time (default: every CPU).
 
 Wheels (``bdist_wheel``, which ``python -m build`` and ``pip wheel`` run) get stripped
 extensions: ``-s`` at link time drops the symbol table and the debug info Python's own CFLAGS
-ask for (``-g``): 1.8 MB instead of 10.8 MB for the eight modules. Editable and in-place builds keep them, for profilers.
+ask for (``-g``): 1.8 MB instead of 10.8 MB for the eight modules. Editable and in-place builds
+keep them, for profilers.
 """
 
 import os
@@ -18,7 +19,7 @@ import sys
 from glob import glob
 
 from Cython.Build import cythonize
-from setuptools import Extension, setup
+from setuptools import Extension, find_packages, setup
 
 DEBUG = os.environ.get("CYBPE_DEBUG", "") not in ("", "0")
 ANNOTATE = os.environ.get("CYBPE_ANNOTATE", "") not in ("", "0")
@@ -44,15 +45,15 @@ JOBS = int(os.environ.get("CYBPE_BUILD_JOBS", "0")) or os.cpu_count() or 1
 
 def extensions():
     exts = []
-    for path in sorted(glob(os.path.join("cybpe", "*.pyx"))):
-        mod = os.path.splitext(os.path.basename(path))[0]
-        if ONLY and mod not in ONLY:
+    for path in sorted(glob(os.path.join("cybpe", "**", "*.pyx"), recursive=True)):
+        module = os.path.splitext(path)[0].replace(os.sep, ".")
+        if ONLY and module.rsplit(".", 1)[-1] not in ONLY:
             continue
         exts.append(
             Extension(
-                f"cybpe.{mod}",
+                module,
                 [path],
-                include_dirs=["cybpe"],
+                include_dirs=[os.path.join("cybpe", "_c")],
                 extra_compile_args=EXTRA_COMPILE_ARGS,
                 extra_link_args=EXTRA_LINK_ARGS,
             )
@@ -62,11 +63,12 @@ def extensions():
 
 setup(
     # cybpe.data* are folders of sample texts, listed so setuptools ships them without a warning.
-    packages=["cybpe", "cybpe.data", "cybpe.data.udhr", "cybpe_pretokenizers"],
+    packages=find_packages(include=["cybpe", "cybpe.*"]) + ["cybpe.data", "cybpe.data.udhr", "cybpe_pretokenizers"],
     package_dir={"cybpe_pretokenizers": "pretokenizers"},
     # The wheel: .pxd and .h (to cimport cybpe from Cython), .pyi stubs, the sample texts; not
     # the .pyx sources or the C that Cython generates (the sdist has the .pyx, see MANIFEST.in).
-    package_data={"cybpe": ["*.pxd", "*.pyi", "*.h", "py.typed"], "cybpe.data": ["README.md"], "cybpe.data.udhr": ["*.txt"]},
+    package_data={"": ["*.pxd", "*.pyi", "*.h"], "cybpe": ["py.typed"],
+                  "cybpe.data": ["README.md"], "cybpe.data.udhr": ["*.txt"]},
     exclude_package_data={"": ["*.pyx", "*.c", "*.cpp", "*.html"]},
     ext_modules=extensions(),
     options={"build_ext": {"parallel": JOBS}},

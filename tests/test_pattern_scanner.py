@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import cybpe
-from cybpe._pattern_compiler import UnsupportedPattern, compile_pattern
-from cybpe._pattern_scanner import PatternScanner, compile_scanner
+from cybpe.pretokenize.pattern_compiler import UnsupportedPattern, compile_pattern
+from cybpe.pretokenize.pattern_scanner import PatternScanner, compile_scanner
 from support import DATA_DIR, UDHR_DIR, shared_path
 
 BUILT_IN = ["gpt2", "cl100k", "o200k", "llama3", "qwen2", "abugida", "gpt4-digits", "gpt4-digits-rtl"]
@@ -215,10 +215,10 @@ def test_case_folding_follows_the_regex_module_not_python():
 @pytest.mark.parametrize("name", list(ALL_PATTERNS) + list(UNSUPPORTED))
 def test_the_python_310_parse_gives_the_same_program(name, monkeypatch):
     """Python 3.10's parser reads possessive repeats and atomic groups only after cybpe's
-    rewrite (cybpe/_re_parser.py); that path, run here on any Python, compiles to the same
+    rewrite (cybpe/pretokenize/re_parser.py); that path, run here on any Python, compiles to the same
     program as the native parse (and refuses the same patterns)."""
-    import cybpe._pattern_compiler as compiler
-    from cybpe._re_parser import parse_rewritten
+    import cybpe.pretokenize.pattern_compiler as compiler
+    from cybpe.pretokenize.re_parser import parse_rewritten
 
     pattern = ALL_PATTERNS.get(name) or UNSUPPORTED[name]
     patterns = [pattern, r"a*+b|[+*]++|\++|x{2,3}+|(?:ab)?+c|a??b|a+?|[]a]++|[^]]*+|\[+|(?i:ab)++|(?>a|b)*|."]

@@ -13,10 +13,10 @@ import pytest
 import regex
 
 import cybpe
-from cybpe._unicode_version import check_regex_unicode
+from cybpe._c.unicode_version import check_regex_unicode
 from cybpe.errors import CybpeError, UnicodeVersionError
 
-HEADER = Path(cybpe.__file__).parent / "_unicode_tables.h"
+HEADER = Path(cybpe.__file__).parent / "_c" / "unicode_tables.h"
 
 
 def test_the_header_states_cybpe_unicode_version():
@@ -30,7 +30,7 @@ def test_the_installed_regex_states_the_same_version():
 
 @pytest.mark.parametrize("other", ["17.0.0", "19.0.0", None])
 def test_another_unicode_version_is_a_typed_error(other, monkeypatch):
-    import cybpe._unicode_version as module
+    import cybpe._c.unicode_version as module
 
     monkeypatch.setattr(module, "regex_unicode_version", lambda: other)
     with pytest.raises(UnicodeVersionError) as caught:

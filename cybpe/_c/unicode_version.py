@@ -1,0 +1,53 @@
+"""One Unicode version for the compiled scanners and the ``regex`` module, checked at import.
+
+The compiled scanners classify code points with tables generated from ``regex`` (see
+``gen_unicode_tables.py``); the ``regex`` path (fallbacks, custom patterns, the differential
+tests) asks ``regex`` itself. If the two implemented different Unicode versions, a code point
+assigned in one and not the other (``\\p{Lu}`` at U+A7DD: Unicode 18, not 17) would split
+differently depending on which path ran: a silent wrong answer. So importing cybpe compares the
+Unicode version ``regex`` states in its package metadata with the tables' and raises
+:class:`~cybpe.errors.UnicodeVersionError` when they differ (the pin on ``regex`` in
+pyproject.toml keeps pip from installing such a pair in the first place).
+
+Cost: reading one METADATA file, well under a millisecond once ``importlib.metadata`` is loaded.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import re
+
+import regex
+
+from cybpe._c.gen_unicode_tables import regex_unicode_version
+from cybpe.errors import UnicodeVersionError
+
+#: The Unicode version of the compiled tables (``unicode_tables.h``; a test checks the header
+#: says the same). Public as ``cybpe.unicode_version``.
+unicode_version = "18.0.0"
+
+
+def _regex_requirement() -> str:
+    """cybpe's own requirement on regex (pyproject.toml, as installed), for the error message."""
+    try:
+        requirements = importlib.metadata.requires("cybpe") or []
+    except importlib.metadata.PackageNotFoundError:  # a source tree on sys.path, not installed
+        requirements = []
+    return next((r for r in requirements if re.split(r"[\s<>=!~;\[(]", r, maxsplit=1)[0] == "regex"),
+                f"a regex release with Unicode {unicode_version}")
+
+
+def check_regex_unicode(regex_version: str | None = None) -> None:
+    """Raise UnicodeVersionError unless the installed ``regex`` implements ``unicode_version``."""
+    found = regex_unicode_version() if regex_version is None else regex_version
+    if found == unicode_version:
+        return
+    said = f"implements Unicode {found}" if found else "does not say which Unicode version it implements"
+    raise UnicodeVersionError(
+        f"cybpe's compiled scanners use Unicode {unicode_version} tables, but the installed regex "
+        f"{getattr(regex, '__version__', '(unknown version)')} {said}; the two would split some text "
+        f"differently. pip install '{_regex_requirement()}'"
+    )
+
+
+check_regex_unicode()

@@ -3,6 +3,7 @@
 from . import errors as errors
 from ._corpus import files as files
 from ._counts import ChunkCounts as ChunkCounts
+from .encode.files import encode_files as encode_files
 from ._pretokenizer import PreTokenizer as PreTokenizer
 from ._registry import get_pretokenizer as get_pretokenizer
 from ._registry import list_pretokenizers as list_pretokenizers

@@ -86,7 +86,7 @@ def _fsspec() -> Any:
 def open_raw(source: Source) -> BinaryIO:
     """The input's bytes as stored (no decompression). A missing file is a CorpusError.
     ``"-"`` is stdin (left open when the stream is closed)."""
-    if isinstance(source, str) and source == "-":
+    if isinstance(source, (str, os.PathLike)) and os.fspath(source) == "-":
         return open(sys.stdin.buffer.fileno(), "rb", closefd=False)
     if is_url(source):
         fsspec = _fsspec()

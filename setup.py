@@ -48,7 +48,7 @@ def extensions():
 
 
 setup(
-    packages=["cybpe", "cybpe_pretokenizers"],
+    packages=["cybpe", "cybpe.encode", "cybpe.io", "cybpe.reference", "cybpe_pretokenizers"],
     package_dir={"cybpe_pretokenizers": "pretokenizers"},
     package_data={"cybpe": ["*.pyx", "*.pxd", "*.pyi", "*.h", "py.typed", "data/*"]},
     ext_modules=extensions(),

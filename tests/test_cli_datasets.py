@@ -165,7 +165,7 @@ def test_train_reads_compressed_files_and_streams_stdin(tmp_path):
 
 def test_stdin_streams_in_blocks(monkeypatch, tmp_path):
     """stdin goes through the block reader (never read whole): the blocks are the file's."""
-    from cybpe._corpus import read_blocks
+    from cybpe.training.corpus import read_blocks
 
     split = lib.get_pretokenizer("cl100k").split
     data = (UDHR / "en.txt").read_bytes()

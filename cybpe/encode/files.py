@@ -24,8 +24,8 @@ from typing import Any, Iterable, NamedTuple, Optional, Union
 
 import numpy as np
 
-from cybpe._corpus import read_blocks
-from cybpe._progress import Progress
+from cybpe.training.corpus import read_blocks
+from cybpe.training.progress import Progress
 from cybpe.errors import InvalidParameterError
 
 PathLike = Union[str, "os.PathLike[str]"]

@@ -25,8 +25,8 @@ from typing import Optional
 
 import numpy as np
 
-from cybpe._counts import clean_surrogates
-from cybpe._fastpath import encode_scanned_spans
+from cybpe.pretokenize.text import clean_surrogates
+from cybpe.encode.fastpath import encode_scanned_spans
 
 EMPTY_SPANS = np.zeros((0, 2), dtype=np.int64)
 

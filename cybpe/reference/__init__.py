@@ -1,3 +1,3 @@
-"""Pure-Python references that the compiled paths are tested against.
+"""Pure-Python reference encoder and trainer that the tests compare the compiled paths against.
 
 Internal: the public API is the top-level ``cybpe`` package."""

@@ -4,6 +4,7 @@ from cybpe import errors as errors
 from cybpe._c.unicode_version import unicode_version as unicode_version  # checks regex's Unicode first
 from cybpe.training.corpus import files as files
 from cybpe.training.counts import ChunkCounts as ChunkCounts
+from cybpe.encode.files import encode_files as encode_files
 from cybpe.pretokenize.pretokenizer import PreTokenizer as PreTokenizer
 from cybpe.pretokenize.registry import get_pretokenizer as get_pretokenizer
 from cybpe.pretokenize.registry import list_pretokenizers as list_pretokenizers

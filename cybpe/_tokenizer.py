@@ -5,18 +5,21 @@ from __future__ import annotations
 import os
 import unicodedata
 from concurrent.futures import ThreadPoolExecutor
-from typing import AbstractSet, Any, Collection, Iterable, Literal, Optional, Sequence, Union
+from typing import AbstractSet, Any, Collection, Iterable, Iterator, Literal, Optional, Sequence, Union
 
 import numpy as np
 
 from cybpe.pretokenize.text import clean_surrogates
 from cybpe.encode.encoder import RankEncoder
-from cybpe.encode.fastpath import encode_scanned, encode_texts_scanned
+from cybpe.encode.fastpath import encode_scanned, encode_texts_flat, encode_texts_scanned
 from cybpe.pretokenize.scanner import Scanner
 from cybpe.pretokenize.pretokenizer import PreTokenizer
 from cybpe.pretokenize.registry import get_pretokenizer
 from cybpe.pretokenize.specials import SpecialTokenSplitter
 from cybpe.formats.vocab import Vocab
+from cybpe.encode import budgets
+from cybpe.encode.budgets import TextChunk, check_budget
+from cybpe.encode.spans import EMPTY_SPANS, map_through, ordinary_spans, surrogate_alignment
 from cybpe.errors import DisallowedSpecialTokenError, EncodingError, InvalidParameterError, InvalidTokenError
 
 PathLike = Union[str, os.PathLike]
@@ -124,9 +127,8 @@ class Tokenizer:
             found = self._splitters[key] = SpecialTokenSplitter(key)
         return found
 
-    def _encode_array(self, text: str, allowed_special: SpecialSet, disallowed_special: SpecialSet) -> np.ndarray:
-        if not isinstance(text, str):
-            raise EncodingError(f"encode() takes a str, not {type(text).__name__}")
+    def _checked_specials(self, text: str, allowed_special: SpecialSet, disallowed_special: SpecialSet) -> set[str]:
+        """The allowed specials, after raising on a disallowed one in ``text``."""
         allowed, disallowed = self._allowed(allowed_special, disallowed_special)
         if disallowed:
             found = self._splitter(disallowed).first(text)
@@ -136,6 +138,12 @@ class Tokenizer:
                     f"allowed_special={{{found!r}}} (or 'all') to encode it as a special token, or "
                     f"disallowed_special=() to encode it as ordinary text."
                 )
+        return allowed
+
+    def _encode_array(self, text: str, allowed_special: SpecialSet, disallowed_special: SpecialSet) -> np.ndarray:
+        if not isinstance(text, str):
+            raise EncodingError(f"encode() takes a str, not {type(text).__name__}")
+        allowed = self._checked_specials(text, allowed_special, disallowed_special)
         if not allowed:
             return self._encode_ordinary_array(text)
         splitter = self._splitter(allowed)
@@ -149,13 +157,17 @@ class Tokenizer:
         return np.concatenate(parts) if parts else np.zeros(0, dtype=np.uint32)
 
     def encode(self, text: str, *, allowed_special: SpecialSet = frozenset(),
-               disallowed_special: SpecialSet = "all") -> list[int]:
+               disallowed_special: SpecialSet = "all", max_tokens: Optional[int] = None) -> list[int]:
         """Encode ``text``; special-token strings raise unless allowed (tiktoken semantics).
 
         ``allowed_special``: special tokens encoded as such (``"all"`` for every one).
         ``disallowed_special``: special strings that raise :class:`DisallowedSpecialTokenError`
         when present (default ``"all"``: every special not allowed); ``()`` encodes them as text.
+        ``max_tokens``: at most this many ids, cut as :meth:`truncate` cuts (which also says where).
         """
+        if max_tokens is not None:
+            return self.truncate(text, max_tokens, allowed_special=allowed_special,
+                                 disallowed_special=disallowed_special)[0]
         return self._encoder.ids_list(self._encode_array(text, allowed_special, disallowed_special))
 
     def encode_to_numpy(self, text: str, *, allowed_special: SpecialSet = frozenset(),
@@ -163,9 +175,157 @@ class Tokenizer:
         """Like :meth:`encode`, as a ``uint32`` numpy array."""
         return self._encode_array(text, allowed_special, disallowed_special)
 
-    def count(self, text: str) -> int:
-        """How many tokens ``text`` takes as ordinary text; never raises on special strings."""
-        return int(self._encode_ordinary_array(text).shape[0])
+    def count(self, text: str, *, limit: Optional[int] = None) -> int:
+        """How many tokens ``text`` takes as ordinary text; never raises on special strings.
+
+        With ``limit``, encoding stops once the count passes it: the result is
+        ``min(count(text), limit + 1)``, so ``count(text, limit=n) <= n`` says the text fits."""
+        if limit is None:
+            return int(self._encode_ordinary_array(text).shape[0])
+        limit = check_budget(limit, "limit")
+        if not isinstance(text, str):
+            raise EncodingError(f"encode() takes a str, not {type(text).__name__}")
+        ids, _ = ordinary_spans(self._encoder, self.pretokenizer, self.normalizer, text, limit, False)
+        return min(int(ids.shape[0]), limit + 1)
+
+    # -- offsets and budgets -------------------------------------------------------------------
+    def _spans(self, text: str, allowed_special: SpecialSet, disallowed_special: SpecialSet,
+               limit: int = -1, offsets: bool = True) -> tuple[np.ndarray, Optional[np.ndarray]]:
+        """(ids, character spans) with special tokens; past ``limit`` ids (when >= 0) it stops."""
+        if not isinstance(text, str):
+            raise EncodingError(f"encode() takes a str, not {type(text).__name__}")
+        allowed = self._checked_specials(text, allowed_special, disallowed_special)
+        if not allowed:
+            return ordinary_spans(self._encoder, self.pretokenizer, self.normalizer, text, limit, offsets)
+        id_parts, span_parts = [], []
+        pos = total = 0
+        for part, special in self._splitter(allowed).parts(text):
+            if 0 <= limit < total:
+                break
+            if special:
+                ids, spans = np.array([self.vocab.special_tokens[part]], dtype=np.uint32), np.array([[0, len(part)]])
+            else:
+                ids, spans = ordinary_spans(self._encoder, self.pretokenizer, self.normalizer, part,
+                                            limit - total if limit >= 0 else -1, offsets)
+            id_parts.append(ids)
+            if offsets:
+                span_parts.append(spans + pos)
+            total += len(ids)
+            pos += len(part)
+        ids = np.concatenate(id_parts) if id_parts else np.zeros(0, dtype=np.uint32)
+        if not offsets:
+            return ids, None
+        return ids, (np.concatenate(span_parts).astype(np.int64) if span_parts else EMPTY_SPANS.copy())
+
+    def encode_with_offsets(self, text: str, *, allowed_special: SpecialSet = frozenset(),
+                            disallowed_special: SpecialSet = "all") -> tuple[list[int], list[tuple[int, int]]]:
+        """The ids of :meth:`encode` and each token's ``(start, end)`` character offsets into
+        ``text``. A token holding part of a multi-byte character spans the whole character (HF
+        tokenizers' byte-level rule, without trimming; the rule in full: cybpe/encode/spans.py)."""
+        ids, spans = self._spans(text, allowed_special, disallowed_special)
+        return self._encoder.ids_list(ids), [(int(a), int(b)) for a, b in spans]
+
+    def encode_with_offsets_to_numpy(self, text: str, *, allowed_special: SpecialSet = frozenset(),
+                                     disallowed_special: SpecialSet = "all") -> tuple[np.ndarray, np.ndarray]:
+        """Like :meth:`encode_with_offsets`: uint32 ids and an int64 ``(n, 2)`` array of spans."""
+        return self._spans(text, allowed_special, disallowed_special)  # type: ignore[return-value]
+
+    def encode_batch_with_offsets(self, texts: Sequence[str], *, num_threads: int = 8,
+                                  allowed_special: SpecialSet = frozenset(),
+                                  disallowed_special: SpecialSet = "all") -> list[tuple[np.ndarray, np.ndarray]]:
+        """:meth:`encode_with_offsets_to_numpy` of many texts on ``num_threads`` threads (each
+        thread's slice in one GIL-free pass when the pre-tokenizer is a built-in scanner)."""
+        def encode_slice(part: list[str]) -> list[tuple[np.ndarray, np.ndarray]]:
+            flat = self._flat_batch(part, -1, True, allowed_special, disallowed_special)
+            if flat is None:
+                return [self.encode_with_offsets_to_numpy(t, allowed_special=allowed_special,
+                                                          disallowed_special=disallowed_special) for t in part]
+            ids, row_ends, spans = flat
+            starts = np.concatenate(([0], row_ends[:-1]))
+            out = [(ids[a:b], spans[a:b]) for a, b in zip(starts, row_ends)]
+            for j, text in enumerate(part):
+                if len(clean_surrogates(text)) != len(text):  # a joined surrogate pair: back to text's indices
+                    out[j] = (out[j][0], map_through(surrogate_alignment(text), out[j][1], len(text)))
+            return out
+        return self._map_slices(encode_slice, texts, num_threads)
+
+    def _flat_batch(self, texts: list[str], limit: int, offsets: bool, allowed_special: SpecialSet,
+                    disallowed_special: SpecialSet):
+        """encode_texts_flat of texts when one GIL-free pass can do them (built-in scanner, no
+        normalizer, no special token encoded as such), else None."""
+        pre = self.pretokenizer
+        if not (pre.uses_scanner and isinstance(pre.scanner, Scanner) and self.normalizer is None):
+            return None
+        allowed, _ = self._allowed(allowed_special, disallowed_special)
+        for text in texts:
+            if isinstance(text, str):
+                self._checked_specials(text, allowed_special, disallowed_special)  # raises on a disallowed one
+                if allowed and self._splitter(allowed).first(text) is not None:
+                    return None
+        return encode_texts_flat(self._encoder, pre.scanner, texts, limit, offsets)
+
+    def decode_with_offsets(self, ids: Iterable[int]) -> tuple[str, list[int]]:
+        """The text of ``ids`` and, per token, the character index where it starts (tiktoken's
+        ``decode_with_offsets``): a token that begins inside a character (with a UTF-8
+        continuation byte) gets that character's index. Invalid UTF-8 raises
+        :class:`~cybpe.errors.EncodingError`."""
+        pieces = self.decode_tokens_bytes(ids)
+        starts, chars = [], 0
+        for piece in pieces:
+            inside = bool(piece) and 0x80 <= piece[0] < 0xC0
+            starts.append(max(0, chars - inside))
+            chars += sum(1 for b in piece if not 0x80 <= b < 0xC0)
+        data = b"".join(pieces)
+        try:
+            return data.decode("utf-8"), starts
+        except UnicodeDecodeError as exc:
+            raise EncodingError(f"the ids do not decode to valid UTF-8 (byte {exc.start}: {exc.reason})") from None
+
+    def truncate(self, text: str, max_tokens: int, *, allowed_special: SpecialSet = frozenset(),
+                 disallowed_special: SpecialSet = "all") -> tuple[list[int], int]:
+        """``(ids, stop)``: the first ids of ``encode(text)``, at most ``max_tokens`` of them,
+        ending at a token boundary that is also a character boundary; ``text[:stop]`` is what
+        they decode to. Only about ``max_tokens`` ids are encoded (the text is still scanned)."""
+        max_tokens = check_budget(max_tokens)
+        ids, spans = self._spans(text, allowed_special, disallowed_special, max_tokens, True)
+        kept, stop = budgets.truncate(ids, spans, len(text), max_tokens)
+        return self._encoder.ids_list(np.ascontiguousarray(kept)), stop
+
+    def chunks(self, text: str, max_tokens: int, *, overlap: int = 0,
+               allowed_special: SpecialSet = frozenset(),
+               disallowed_special: SpecialSet = "all") -> Iterator[TextChunk]:
+        """Windows of ``text`` (``TextChunk(text, start, end)``) whose own encodings take at most
+        ``max_tokens`` ids, consecutive windows sharing about ``overlap`` tokens (for retrieval).
+        Without overlap they tile the text. The exact rule: cybpe/encode/budgets.py."""
+        return budgets.chunks(self, text, max_tokens, overlap, allowed_special, disallowed_special)
+
+    def encode_batch_to_numpy(self, texts: Sequence[str], *, max_length: Optional[int] = None,
+                              padding: str = "longest", truncation: bool = False,
+                              padding_side: str = "right", pad_id: Optional[int] = None,
+                              num_threads: int = 8, allowed_special: SpecialSet = frozenset(),
+                              disallowed_special: SpecialSet = "all",
+                              dtype: Any = np.int64) -> tuple[np.ndarray, np.ndarray]:
+        """``(ids, attention_mask)``, both ``(len(texts), width)`` arrays: row j is
+        ``encode(texts[j])``, cut to ``max_length`` ids when ``truncation`` (else a longer text
+        raises), padded with ``pad_id`` on ``padding_side`` to the longest row (``padding=
+        "longest"``) or to ``max_length`` (``"max_length"``). Encoding runs GIL-free on
+        ``num_threads`` threads."""
+        budgets.check_padding(max_length, padding, truncation, padding_side)
+        if pad_id is None:
+            raise InvalidParameterError("give pad_id= (the id that fills the padding)")
+        pad_id = check_budget(pad_id, "pad_id")
+        limit = max_length if truncation else -1
+
+        def encode_slice(part: list[str]) -> list[np.ndarray]:
+            flat = self._flat_batch(part, limit, False, allowed_special, disallowed_special)
+            if flat is None:
+                return [self._spans(t, allowed_special, disallowed_special, limit, False)[0][:limit if limit >= 0 else None]
+                        for t in part]
+            ids, row_ends, _ = flat
+            starts = np.concatenate(([0], row_ends[:-1]))
+            return [ids[a:b] for a, b in zip(starts, row_ends)]
+        rows = self._map_slices(encode_slice, texts, num_threads)
+        return budgets.padded_batch(rows, max_length, padding, truncation, padding_side, pad_id, dtype)
 
     def encode_batch(self, texts: Sequence[str], *, num_threads: int = 8,
                      allowed_special: SpecialSet = frozenset(),

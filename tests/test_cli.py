@@ -163,7 +163,7 @@ def test_inspect_plain_and_coloured(trained):
 def test_bpb_from_numbers_and_from_a_text(trained):
     value = float(cybpe("bpb", "--loss", "2.5", "--bytes-per-token", "3.2").stdout)
     assert value == pytest.approx(2.5 / (math.log(2) * 3.2), rel=1e-5)
-    report = json.loads(cybpe("bpb", "--loss", "1.7", "-t", trained, "--text", UDHR / "hi.txt", "--json").stdout)
+    report = json.loads(cybpe("bpb", "--loss", "1.7", "-t", trained, UDHR / "hi.txt", "--json").stdout)
     n_tokens = len(json.loads(cybpe("encode", "-t", trained, UDHR / "hi.txt").stdout))
     width = len((UDHR / "hi.txt").read_bytes()) / n_tokens
     assert report["bytes_per_token"] == pytest.approx(width)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Any, Optional, Sequence
@@ -31,35 +32,64 @@ class _Parser(argparse.ArgumentParser):
 
 
 # -- inputs ------------------------------------------------------------------------------------
-def _decode_utf8(data: bytes, source: str) -> str:
+def _decode_utf8(data: bytes, source: str, errors: str = "strict") -> str:
     try:
-        return data.decode("utf-8")
+        return data.decode("utf-8", errors)
     except UnicodeDecodeError as exc:
-        raise CliError(f"{source}: not valid UTF-8 (byte offset {exc.start})") from None
+        raise CliError(f"{source}: not valid UTF-8 (byte offset {exc.start}; pass --errors replace "
+                       f"or --errors ignore to accept it)") from None
+    except LookupError:
+        raise CliError(f"--errors {errors}: not an error handler (strict, replace, ignore, ...)") from None
 
 
-def _read_file(path: str) -> str:
+def _read_file(path: str, errors: str = "strict") -> str:
+    """A whole file's text (plain or gzip/xz/bzip2/zstd)."""
+    from cybpe.io.readers import open_binary
+
     p = Path(path)
     if not p.is_file():
         raise CliError(f"{path}: no such file" if not p.exists() else f"{path}: not a file")
-    return _decode_utf8(p.read_bytes(), path)
+    with open_binary(p) as f:
+        try:
+            data = f.read()
+        except (OSError, EOFError, ValueError) as exc:
+            raise CliError(f"{path}: cannot read ({exc})") from None
+    return _decode_utf8(data, path, errors)
 
 
-def _read_stdin() -> str:
+def _check_stdin() -> None:
     if sys.stdin is None or sys.stdin.isatty():
         raise CliError("no input: give --text, file names, or pipe text into stdin")
-    return _decode_utf8(sys.stdin.buffer.read(), "stdin")
+
+
+def _read_stdin(errors: str = "strict") -> str:
+    _check_stdin()
+    return _decode_utf8(sys.stdin.buffer.read(), "stdin", errors)
+
+
+def _sources(args) -> list[str]:
+    """The files to read ('-' = stdin), after checking them; --text excludes files."""
+    if args.text is not None and args.files:
+        raise CliError("give either --text or files, not both")
+    sources = list(args.files) or ["-"]
+    for f in sources:
+        if f == "-":
+            _check_stdin()
+        elif not Path(f).is_file():
+            raise CliError(f"{f}: no such file" if not Path(f).exists() else f"{f}: not a file")
+    return sources
 
 
 def _inputs(args) -> list[tuple[str, str]]:
     """(label, text) for --text, each file (``-`` is stdin), or stdin alone."""
+    errors = getattr(args, "errors", "strict")
     if args.text is not None:
         if args.files:
             raise CliError("give either --text or files, not both")
         return [("text", args.text)]
     if not args.files:
-        return [("stdin", _read_stdin())]
-    return [(f, _read_stdin() if f == "-" else _read_file(f)) for f in args.files]
+        return [("stdin", _read_stdin(errors))]
+    return [(f, _read_stdin(errors) if f == "-" else _read_file(f, errors)) for f in args.files]
 
 
 def load_tokenizer(path: str, pretokenizer: Optional[str] = None):
@@ -123,48 +153,115 @@ def cmd_train(args) -> int:
 
     params = _parse_params(args.param)
     _check_output_folder(args.output)
-    if args.inputs and args.inputs != ["-"]:
-        corpus: list = files(*args.inputs)
-        for p in corpus:
+    corpus: list = []
+    for item in args.inputs or ["-"]:
+        if item == "-":  # stdin streams in blocks like a file, never read whole
+            _check_stdin()
+            corpus.append(Path("-"))
+            continue
+        for p in files(item):
             if not p.is_file():
                 raise CliError(f"{p}: no such file")
-    else:
-        corpus = [_read_stdin()]
+            corpus.append(p)
     tok = train(corpus, args.vocab_size, args.pretokenizer, args.special, min_frequency=args.min_frequency,
-                workers=args.workers, pretokenizer_params=params, progress=_show_progress(args))
+                workers=args.workers, pretokenizer_params=params, progress=_show_progress(args),
+                errors=args.errors)
     tok.save(args.output)
     report = tok.metadata["training"]
-    if not args.quiet:
+    if args.json:
+        print(json.dumps({"output": args.output, "n_vocab": tok.n_vocab, "n_merges": report["n_merges"],
+                          "stop_reason": report["stop_reason"], "counting_seconds": report["counting_seconds"],
+                          "merging_seconds": report["merging_seconds"]}))
+    elif not args.quiet:
         print(f"wrote {args.output}: n_vocab={tok.n_vocab}, {report['n_merges']} merges, "
               f"stop={report['stop_reason']}, counting {report['counting_seconds']} s, "
               f"merging {report['merging_seconds']} s", file=sys.stderr)
     return 0
 
 
+def _special_args(args) -> dict[str, Any]:
+    """--allow-special / --special-as-text as encode() keywords (default: a special-token string
+    in the text is an error)."""
+    if args.allow_special and args.special_as_text:
+        raise CliError("give either --allow-special or --special-as-text, not both")
+    if args.allow_special:
+        return {"allowed_special": "all"}
+    if args.special_as_text:
+        return {"disallowed_special": ()}
+    return {}
+
+
 def cmd_encode(args) -> int:
     import numpy as np
 
     tok = load_tokenizer(args.tokenizer, args.pretokenizer)
-    allowed = "all" if args.allow_special else frozenset()
-    arrays = [tok.encode_to_numpy(text, allowed_special=allowed) for _, text in _inputs(args)]
-    if args.npy:
-        np.save(args.npy, np.concatenate(arrays).astype(np.uint32) if arrays else np.zeros(0, np.uint32))
+    specials = _special_args(args)
+    output = args.output or args.npy
+    if args.output and args.npy:
+        raise CliError("give either --output or --npy, not both")
+    if output is not None:
+        from cybpe.encode.files import IdWriter, eot_id, encode_files, output_dtype
+
+        _check_output_folder(output)
+        if args.npy and not output.endswith(".npy"):
+            raise CliError(f"--npy {output}: the name must end in .npy (or use --output)")
+        if args.text is not None:
+            if args.files:
+                raise CliError("give either --text or files, not both")
+            dtype = output_dtype(tok, args.dtype)
+            end = eot_id(tok, _eot_arg(args.eot))
+            writer = IdWriter(output, dtype)
+            try:
+                writer.write(tok.encode_to_numpy(args.text, **specials))
+                if end is not None:
+                    writer.write(np.array([end]))
+                writer.commit()
+            except BaseException:
+                writer.abort()
+                raise
+            tokens = writer.count
+        else:
+            result = encode_files(tok, _sources(args), output, dtype=args.dtype, eot=_eot_arg(args.eot),
+                                  errors=args.errors, workers=args.workers, progress=_show_progress(args),
+                                  **specials)
+            tokens = result.tokens
+        if not args.quiet:
+            print(f"wrote {output}: {tokens:,} tokens ({args.dtype})", file=sys.stderr)
         return 0
-    for ids in arrays:
-        sys.stdout.write(json.dumps(ids.tolist()) + "\n")
+    if args.eot is not None:
+        raise CliError("--eot needs --output (JSON lines hold one input each)")
+    for _, text in _inputs(args):
+        sys.stdout.write(json.dumps(tok.encode_to_numpy(text, **specials).tolist()) + "\n")
     return 0
+
+
+def _eot_arg(value: Optional[str]) -> Any:
+    return None if value is None else (True if value == "" else value)
 
 
 def cmd_count(args) -> int:
     tok = load_tokenizer(args.tokenizer, args.pretokenizer)
-    inputs = _inputs(args)
-    counts = [(label, tok.count(text)) for label, text in inputs]
+    if args.text is not None:
+        if args.files:
+            raise CliError("give either --text or files, not both")
+        counts = [("text", tok.count(args.text))]
+    else:  # files stream in blocks (cut where the pieces cannot change), never read whole
+        from cybpe.training.corpus import read_blocks
+
+        split = tok.pretokenizer.split
+        counts = [(f if f != "-" else "stdin",
+                   sum(tok.count(block) for block in read_blocks(f, split, args.errors)))
+                  for f in _sources(args)]
+    total = sum(n for _, n in counts)
+    if args.json:
+        print(json.dumps({"inputs": [{"source": label, "tokens": n} for label, n in counts], "total": total}))
+        return 0
     if len(counts) == 1:
         print(counts[0][1])
         return 0
     for label, n in counts:
         print(f"{n}\t{label}")
-    print(f"{sum(n for _, n in counts)}\ttotal")
+    print(f"{total}\ttotal")
     return 0
 
 
@@ -178,7 +275,7 @@ def _id_lists(args) -> list[list[int]]:
         if array.ndim != 1 or array.dtype.kind not in "iu":
             raise CliError(f"{args.npy}: expected a 1-D integer array, got {array.dtype} with shape {array.shape}")
         return [array.tolist()]
-    lines = [args.ids] if args.ids is not None else _read_stdin().splitlines()
+    lines = [args.ids] if args.ids is not None else _read_stdin(args.errors).splitlines()
     out = []
     for number, line in enumerate(lines, 1):
         if not line.strip():
@@ -303,11 +400,15 @@ def cmd_bpb(args) -> int:
     from cybpe.report.metrics import bits_per_byte, bytes_per_token
 
     if (args.bytes_per_token is None) == (args.tokenizer is None):
-        raise CliError("give either --bytes-per-token, or --tokenizer with --text")
+        raise CliError("give either --bytes-per-token, or --tokenizer with the evaluation text")
     if args.tokenizer is not None:
-        if args.text is None:
-            raise CliError("--tokenizer needs --text FILE (the evaluation text)")
-        width = bytes_per_token(load_tokenizer(args.tokenizer, args.pretokenizer), _read_file(args.text))
+        if args.text is not None and "\n" not in args.text and Path(args.text).is_file():
+            raise CliError(f"--text is the text itself (as in every command); to measure the file "
+                           f"{args.text}, give it as an argument: cybpe bpb ... {args.text}")
+        if args.text is None and not args.files:
+            raise CliError("--tokenizer needs the evaluation text: files, or --text TEXT")
+        text = "".join(t for _, t in _inputs(args))
+        width = bytes_per_token(load_tokenizer(args.tokenizer, args.pretokenizer), text)
     else:
         width = args.bytes_per_token
     value = bits_per_byte(args.loss, width)
@@ -327,7 +428,20 @@ def cmd_bench(args) -> int:
 # -- parser ------------------------------------------------------------------------------------
 def _add_text_inputs(p: argparse.ArgumentParser) -> None:
     p.add_argument("--text", default=None, help="the text itself (instead of files or stdin)")
-    p.add_argument("files", nargs="*", help="UTF-8 files; '-' or nothing reads stdin")
+    p.add_argument("files", nargs="*", help="UTF-8 files, plain or .gz/.xz/.bz2/.zst; '-' or nothing reads stdin")
+    _add_errors(p)
+
+
+def _add_errors(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--errors", default="strict", metavar="HANDLER",
+                   help="invalid UTF-8 in the input: strict (stop with an error), replace (U+FFFD) or ignore")
+
+
+def _add_special_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--allow-special", action="store_true",
+                   help="encode special-token strings as special tokens (default: such a string is an error)")
+    p.add_argument("--special-as-text", action="store_true",
+                   help="encode special-token strings as ordinary text")
 
 
 def _add_tokenizer(p: argparse.ArgumentParser, required: bool = True) -> None:
@@ -364,21 +478,37 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--min-frequency", type=int, default=0, help="stop when the best pair is rarer")
     p.add_argument("--workers", type=int, default=None, help="processes counting the corpus")
     p.add_argument("-o", "--output", required=True, help="where to write the tokenizer (.json)")
+    _add_errors(p)
+    p.add_argument("--json", action="store_true", help="print the summary as one JSON object on stdout")
     p.add_argument("--progress", action="store_true", help="progress bars even when stderr is not a terminal")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bars, no summary line")
     p.set_defaults(func=cmd_train)
 
-    p = sub.add_parser("encode", help="print ids as JSON lines (or --npy FILE)",
-                       description="Encode each input (text, file, stdin) to one JSON line of ids.")
+    p = sub.add_parser("encode", help="encode to JSON lines, or a dataset to a flat .bin / .npy",
+                       description="Encode each input (text, file, stdin) to one JSON line of ids, or, with "
+                                   "--output, all inputs to one flat array of ids on disk (each file one "
+                                   "document, streamed in bounded memory on all cores). Special-token strings "
+                                   "in the text are an error unless --allow-special or --special-as-text.")
     _add_tokenizer(p)
     _add_text_inputs(p)
-    p.add_argument("--npy", metavar="FILE", help="write the ids of all inputs, concatenated, as a uint32 .npy")
-    p.add_argument("--allow-special", action="store_true", help="encode special-token strings as specials")
+    _add_special_flags(p)
+    p.add_argument("-o", "--output", metavar="FILE", default=None,
+                   help="write the ids of all inputs, concatenated: raw little-endian binary, or .npy by name")
+    p.add_argument("--dtype", choices=["uint16", "uint32"], default="uint32",
+                   help="id type of --output (uint16 refuses a vocabulary with ids past 65535)")
+    p.add_argument("--eot", nargs="?", const="", default=None, metavar="TOKEN",
+                   help="append <|endoftext|> (or TOKEN) after each input file")
+    p.add_argument("--npy", metavar="FILE", help="same as --output FILE.npy")
+    p.add_argument("--workers", type=int, default=None, help="encoding threads (default: all cores)")
+    p.add_argument("--progress", action="store_true", help="progress (MB/s, tokens) even when stderr is not a terminal")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress, no summary line")
     p.set_defaults(func=cmd_encode)
 
-    p = sub.add_parser("count", help="print token counts", description="Count tokens (specials as text).")
+    p = sub.add_parser("count", help="print token counts",
+                       description="Count tokens (special-token strings count as ordinary text).")
     _add_tokenizer(p)
     _add_text_inputs(p)
+    p.add_argument("--json", action="store_true", help="one JSON object: per-input counts and the total")
     p.set_defaults(func=cmd_count)
 
     p = sub.add_parser("decode", help="decode JSON id lists or a .npy file to text",
@@ -386,6 +516,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_tokenizer(p)
     p.add_argument("ids", nargs="?", default=None, help="a JSON list of ids (default: JSON lines on stdin)")
     p.add_argument("--npy", metavar="FILE", help="read the ids from a .npy array")
+    _add_errors(p)
     p.set_defaults(func=cmd_decode)
 
     p = sub.add_parser("pretokenizers", help="list the registered pre-tokenizers",
@@ -419,7 +550,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--bytes-per-token", type=float, default=None)
     p.add_argument("-t", "--tokenizer", default=None)
     p.add_argument("--pretokenizer", default=None, help=argparse.SUPPRESS)
-    p.add_argument("--text", default=None, metavar="FILE", help="evaluation text for bytes/token")
+    _add_text_inputs(p)  # the evaluation text, as for every command: --text TEXT, files or stdin
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_bpb)
 
@@ -441,6 +572,19 @@ def _one_line(exc: BaseException) -> str:
     return " ".join(message.split())
 
 
+BROKEN_PIPE_STATUS = 141  # 128 + SIGPIPE, what a shell reports for a tool its pipe closed on
+
+
+def _cli_terms(message: str) -> str:
+    """A library error's hint in the command line's own terms (flags, not Python keywords)."""
+    message = re.sub(r"Pass allowed_special=\{.*\} \(or 'all'\) to encode it as a special token, or "
+                     r"disallowed_special=\(\) to encode it as ordinary text\.",
+                     "Pass --allow-special to encode it as a special token, or --special-as-text to "
+                     "encode it as ordinary text.", message)
+    return message.replace("pass errors='replace' or 'ignore' to accept it",
+                           "pass --errors replace or --errors ignore to accept it")
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -450,11 +594,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except KeyboardInterrupt:
         print(f"cybpe {args.command}: interrupted", file=sys.stderr)
         return 130
-    except BrokenPipeError:
+    except BrokenPipeError:  # the reader went away (``| head``): stop quietly, as SIGPIPE would
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 1
+        return BROKEN_PIPE_STATUS
     except (CliError, errors.CybpeError, OSError, ValueError, LookupError, MemoryError) as exc:
-        print(f"{prefix} {_one_line(exc)}", file=sys.stderr)
+        print(f"{prefix} {_cli_terms(_one_line(exc))}", file=sys.stderr)
         return 1
     except Exception as exc:  # the promise: never a traceback unless asked for
         if os.environ.get(TRACEBACK_ENV, "") not in ("", "0"):

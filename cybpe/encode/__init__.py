@@ -1,3 +1,4 @@
-"""Stage 2, encoding: rank tables, the rank encoder, its merge paths and the fused scan+encode path.
+"""Stage 2, encoding: rank tables, the rank encoder, its merge paths, the fused scan+encode path,
+and around it offsets (spans), token budgets (budgets) and dataset files (files).
 
 Internal: the public API is the top-level ``cybpe`` package."""

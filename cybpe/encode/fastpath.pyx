@@ -9,7 +9,7 @@ Performance notes
 """
 
 from libc.stdint cimport int64_t, uint8_t, uint32_t
-from libc.stdlib cimport free, malloc
+from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memcpy
 
 from cybpe.encode.encoder cimport RankEncoder
@@ -113,4 +113,181 @@ def encode_texts_scanned(RankEncoder encoder, Scanner scanner, list texts):
     finally:
         free(offsets)
         free(ends)
+        free(buf.data)
+
+
+# -- offsets and token budgets -------------------------------------------------------------------
+# A separate path, so that encode_scanned above stays exactly as fast as it was: offsets cost one
+# extra pass over the ids and the bytes, and a budget only changes how many pieces are encoded.
+
+cdef void char_spans(const int64_t* token_offsets, const uint8_t* data, const uint32_t* ids,
+                     Py_ssize_t n_ids, int64_t* out) noexcept nogil:
+    """out[2i], out[2i+1] = the (start, end) character span of ordinary token ids[i], the tokens
+    laid end to end over the UTF-8 ``data`` (valid UTF-8: a str's encoding).
+
+    The rule (HF tokenizers' byte-level offsets, with no whitespace trimming): a token covering
+    bytes [b, e) spans from the character holding byte b to just past the character holding
+    byte e-1. A token made of part of a multi-byte character therefore spans that whole
+    character, and so does every other token holding bytes of it."""
+    cdef Py_ssize_t i
+    cdef int64_t begin = 0, stop, p = 0, starts = 0   # starts = characters begun in data[0:p]
+    cdef uint32_t token
+    for i in range(n_ids):
+        token = ids[i]
+        stop = begin + token_offsets[token + 1] - token_offsets[token]
+        while p <= begin:          # through the token's first byte
+            starts += (data[p] & 0xC0) != 0x80
+            p += 1
+        out[2 * i] = starts - 1
+        while p < stop:            # through its last byte
+            starts += (data[p] & 0xC0) != 0x80
+            p += 1
+        out[2 * i + 1] = starts
+        begin = stop
+
+
+cdef int encode_budget(RankEncoder encoder, const uint8_t* data, int64_t* ends, Py_ssize_t pieces,
+                       Py_ssize_t limit, IdBuffer* buf) noexcept nogil:
+    """Append the ids of the pieces to buf; with limit >= 0, stop once more than limit ids were
+    appended by this call (at a piece end: the ids written are a prefix of the full encoding).
+    Every non-empty piece gives at least one id, so a run of (ids still missing) pieces always
+    reaches the budget: one encode_pieces_into call per run, usually one in all. Rewrites ends."""
+    cdef Py_ssize_t done = 0, take, j
+    cdef Py_ssize_t first = buf.size
+    cdef int64_t base
+    if limit < 0:
+        return encoder.encode_pieces_into(data, ends, pieces, buf)
+    while done < pieces and buf.size - first <= limit:
+        take = limit + 1 - (buf.size - first)
+        if take > pieces - done:
+            take = pieces - done
+        base = ends[done - 1] if done > 0 else 0
+        for j in range(done, done + take):  # encode_pieces_into wants ends relative to its data
+            ends[j] -= base
+        if encoder.encode_pieces_into(data + base, ends + done, take, buf) != 0:
+            return -1
+        for j in range(done, done + take):
+            ends[j] += base
+        done += take
+    return 0
+
+
+cdef object spans_array(const int64_t* spans, Py_ssize_t n):
+    out = np.empty((n, 2), dtype=np.int64)
+    cdef int64_t[:, ::1] view
+    if n:
+        view = out
+        memcpy(&view[0, 0], spans, 2 * n * sizeof(int64_t))
+    return out
+
+
+def encode_scanned_spans(RankEncoder encoder, scanner, const uint8_t[::1] data,
+                         Py_ssize_t limit=-1, bint offsets=True):
+    """(ids, spans) of UTF-8 ``data`` as :func:`encode_scanned` splits and encodes it, in one
+    GIL-free pass: ``ids`` uint32, ``spans`` an int64 (n, 2) array of character (start, end)
+    offsets (see char_spans), or None when ``offsets`` is false.
+
+    With ``limit >= 0`` the encoding stops at the first piece end past ``limit`` ids: the ids are
+    a prefix of the full encoding, all of it when it has at most ``limit`` ids, else more than
+    ``limit`` of them. None when a PatternScanner ran past its step budget."""
+    cdef Py_ssize_t n = data.shape[0]
+    cdef int kind = -1
+    cdef PatternScanner matcher = None
+    if isinstance(scanner, Scanner):
+        kind = (<Scanner>scanner).kind
+    elif isinstance(scanner, PatternScanner):
+        matcher = <PatternScanner>scanner
+    else:
+        raise TypeError(f"not a scanner: {scanner!r}")
+    if n == 0:
+        return np.empty(0, dtype=np.uint32), (np.empty((0, 2), dtype=np.int64) if offsets else None)
+    cdef int64_t* ends = NULL
+    cdef int64_t* spans = NULL
+    cdef Py_ssize_t capacity = 0
+    cdef Py_ssize_t pieces = 0
+    cdef int rc = 0
+    cdef IdBuffer buf
+    buf.data = NULL
+    buf.size = buf.capacity = 0
+    try:
+        with nogil:
+            if kind >= 0:
+                pieces = scan_all(kind, &data[0], n, &ends, &capacity)
+            else:
+                pieces = matcher.scan_all(&data[0], n, &ends, &capacity)
+            if pieces >= 0:
+                rc = encode_budget(encoder, &data[0], ends, pieces, limit, &buf)
+            if pieces >= 0 and rc == 0 and offsets:
+                spans = <int64_t*>malloc((2 * buf.size + 1) * sizeof(int64_t))
+                if spans == NULL:
+                    rc = -1
+                else:
+                    char_spans(encoder.tables.token_offsets, &data[0], buf.data, buf.size, spans)
+        if pieces == -2:
+            return None
+        if pieces < 0 or rc != 0:
+            raise MemoryError()
+        return ids_array(&buf), (spans_array(spans, buf.size) if offsets else None)
+    finally:
+        free(ends)
+        free(spans)
+        free(buf.data)
+
+
+def encode_texts_flat(RankEncoder encoder, Scanner scanner, list texts, Py_ssize_t limit=-1,
+                      bint offsets=False):
+    """Many texts in one GIL-free pass, as flat arrays: ``(ids, row_ends, spans)`` where text j's
+    ids are ``ids[row_ends[j-1]:row_ends[j]]`` (row_ends[-1] = 0), ``spans`` their character
+    offsets into text j ((n, 2) int64, None unless ``offsets``). With ``limit >= 0`` each text
+    keeps only the first ``limit`` ids of its encoding (plain id truncation; the rest is never
+    encoded). Lone surrogates become U+FFFD first, as in Tokenizer.encode."""
+    cdef Py_ssize_t j, k, pieces = 0, capacity = 0, first
+    cdef int kind = scanner.kind
+    cdef int rc = 0
+    cdef Utf8Texts batch
+    try:
+        batch = Utf8Texts(texts, clean_surrogates)
+    except TypeError:
+        bad = next(t for t in texts if not isinstance(t, str))
+        raise EncodingError(f"encode() takes a str, not {type(bad).__name__}") from None
+    row_ends = np.zeros(batch.count, dtype=np.int64)
+    cdef int64_t[::1] rows = row_ends
+    cdef int64_t* ends = NULL
+    cdef int64_t* spans = NULL
+    cdef int64_t* grown
+    cdef Py_ssize_t span_capacity = 0
+    cdef IdBuffer buf
+    buf.data = NULL
+    buf.size = buf.capacity = 0
+    try:
+        with nogil:
+            for j in range(batch.count):
+                first = buf.size
+                if batch.lengths[j]:
+                    pieces = scan_all(kind, batch.starts[j], batch.lengths[j], &ends, &capacity)
+                    if pieces < 0:
+                        rc = -1
+                        break
+                    rc = encode_budget(encoder, batch.starts[j], ends, pieces, limit, &buf)
+                    if rc != 0:
+                        break
+                    if limit >= 0 and buf.size - first > limit:
+                        buf.size = first + limit
+                    if offsets and buf.size > first:
+                        if 2 * buf.size > span_capacity:
+                            span_capacity = 4 * buf.size
+                            grown = <int64_t*>realloc(spans, span_capacity * sizeof(int64_t))
+                            if grown == NULL:
+                                rc = -1
+                                break
+                            spans = grown
+                        char_spans(encoder.tables.token_offsets, batch.starts[j], buf.data + first,
+                                   buf.size - first, spans + 2 * first)
+                rows[j] = buf.size
+        if rc != 0:
+            raise MemoryError()
+        return ids_array(&buf), row_ends, (spans_array(spans, buf.size) if offsets else None)
+    finally:
+        free(ends)
+        free(spans)
         free(buf.data)

@@ -26,6 +26,7 @@ import io
 import lzma
 import os
 import re
+import sys
 from typing import Any, BinaryIO, Iterator, Optional, TextIO, Union
 
 from cybpe.errors import CorpusError
@@ -83,7 +84,10 @@ def _fsspec() -> Any:
 
 
 def open_raw(source: Source) -> BinaryIO:
-    """The input's bytes as stored (no decompression). A missing file is a CorpusError."""
+    """The input's bytes as stored (no decompression). A missing file is a CorpusError.
+    ``"-"`` is stdin (left open when the stream is closed)."""
+    if isinstance(source, (str, os.PathLike)) and os.fspath(source) == "-":
+        return open(sys.stdin.buffer.fileno(), "rb", closefd=False)
     if is_url(source):
         fsspec = _fsspec()
         try:

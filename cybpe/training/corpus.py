@@ -23,6 +23,7 @@ from cybpe.training.counts import ChunkCounts
 from cybpe.pretokenize.pattern_scanner import PatternScanner
 from cybpe.pretokenize.scanner import Scanner
 from cybpe.errors import CorpusError
+from cybpe.io.readers import open_binary
 
 BLOCK_CHARS = 1 << 22  # ~4 M characters per block sent to a worker
 READ_BYTES = 1 << 20
@@ -60,17 +61,18 @@ def _safe_cut(text: str, split: Callable[[str], list[str]], start: int) -> int:
 def read_blocks(
     path: PathLike, split: Callable[[str], list[str]], errors: str = "strict", block_chars: int = BLOCK_CHARS
 ) -> Iterator[str]:
-    """Yield the text of ``path`` in blocks cut at safe places. Invalid UTF-8 raises CorpusError."""
+    """Yield the text of ``path`` in blocks cut at safe places. Invalid UTF-8 raises CorpusError.
+    Compressed files (gzip, xz, bzip2, zstd) are decompressed as they stream; ``"-"`` is stdin."""
     decoder = codecs.getincrementaldecoder("utf-8")(errors)
     buffer = ""
     offset = 0  # bytes read so far
-    try:
-        f = open(path, "rb")
-    except OSError as exc:
-        raise CorpusError(f"{path}: cannot open ({exc.strerror or exc})") from None
+    f = open_binary(path)
     with f:
         while True:
-            raw = f.read(READ_BYTES)
+            try:
+                raw = f.read(READ_BYTES)
+            except (OSError, EOFError, ValueError) as exc:  # a corrupt or truncated compressed file
+                raise CorpusError(f"{path}: cannot read ({exc})") from None
             try:
                 buffer += decoder.decode(raw, final=not raw)
             except UnicodeDecodeError as exc:

@@ -20,6 +20,7 @@ class Progress:
         self._done: float = 0
         self._start = time.perf_counter()
         self._last = 0.0
+        self._note = ""
 
     def __enter__(self) -> "Progress":
         if self.enabled:
@@ -47,8 +48,15 @@ class Progress:
             self._last = now
             scale, unit = (1e-6, "MB") if self.unit == "B" else (1.0, self.unit)
             rate = self._done * scale / max(now - self._start, 1e-9)
-            sys.stderr.write(f"\r{self.label}: {self._done * scale:,.1f} {unit} ({rate:,.1f} {unit}/s)")
+            note = f", {self._note}" if self._note else ""
+            sys.stderr.write(f"\r{self.label}: {self._done * scale:,.1f} {unit} ({rate:,.1f} {unit}/s{note})")
             sys.stderr.flush()
+
+    def note(self, text: str) -> None:
+        """A short status shown after the rate (e.g. a token count)."""
+        self._note = text
+        if self.enabled and self._bar is not None:
+            self._bar.set_postfix_str(text, refresh=False)
 
     def __exit__(self, *exc: object) -> None:
         if self._bar is not None:

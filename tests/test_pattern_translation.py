@@ -14,7 +14,7 @@ import pytest
 import regex
 
 import cybpe
-from cybpe._hf_pattern import PatternSyntaxError, from_oniguruma, to_oniguruma
+from cybpe.formats.oniguruma import PatternSyntaxError, from_oniguruma, to_oniguruma
 from cybpe.errors import ExportError, FormatError
 
 tokenizers = pytest.importorskip("tokenizers")

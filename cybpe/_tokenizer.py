@@ -466,9 +466,15 @@ class Tokenizer:
         return cls(vocab, pretokenizer, name=name, source=os.fspath(path))
 
     def to_tiktoken(self, path: PathLike) -> None:
-        """Write the ordinary ranks as ``.tiktoken`` (special tokens are not part of that format)."""
+        """Write the ordinary ranks as ``.tiktoken`` (special tokens are not part of that format).
+
+        tiktoken then encodes exactly as this tokenizer with ``pat_str=`` the pre-tokenizer's
+        ``export_pattern``; a vocabulary that merges differently from tiktoken (an HF merge
+        list) raises :class:`~cybpe.errors.ExportError` and nothing is written."""
+        from cybpe.formats.exports import check_tiktoken_semantics
         from cybpe.formats.tiktoken import save_tiktoken
 
+        check_tiktoken_semantics(self.vocab)
         save_tiktoken(path, self.vocab)
 
     @classmethod
@@ -487,14 +493,16 @@ class Tokenizer:
                    normalizer=info.get("normalizer"), metadata={"hf_special": info.get("special", [])})
 
     def to_hf(self, path: PathLike) -> None:
-        """Write a ``tokenizer.json`` that HF ``tokenizers`` loads and encodes identically."""
+        """Write a ``tokenizer.json`` that HF ``tokenizers`` loads and encodes identically, or
+        raise :class:`~cybpe.errors.ExportError` naming what Oniguruma cannot split alike."""
+        from cybpe.formats.exports import export_pattern
         from cybpe.formats.hf import save_hf_tokenizer_json
 
         vocab = self.vocab
         if vocab.encode_by_rank:  # HF applies merges literally: give it every split (all-splits)
             vocab = Vocab(vocab.tokens, None, dict(vocab.special_tokens), True)
-        save_hf_tokenizer_json(path, vocab, self.pretokenizer.pattern,
-                               special_flags=self.metadata.get("hf_special") or None,
+        save_hf_tokenizer_json(path, vocab, export_pattern(self.pretokenizer, "HF tokenizers"),
+                               special_flags=self.metadata.get("hf_special"),
                                normalizer=self.normalizer)
 
     @classmethod
@@ -505,10 +513,15 @@ class Tokenizer:
         return cls(load_gpt2(encoder_json, vocab_bpe), "gpt2", name=name)
 
     def to_gpt2(self, encoder_json: PathLike, vocab_bpe: PathLike) -> None:
-        """Write GPT-2 style ``encoder.json`` + ``vocab.bpe``."""
+        """Write GPT-2 style ``encoder.json`` + ``vocab.bpe``. Readers of these files always split
+        with GPT-2's pattern and apply the merges literally: another pre-tokenizer, or ids that
+        need the whole-piece lookup, raise :class:`~cybpe.errors.ExportError`."""
+        from cybpe.formats.exports import gpt2_merges
         from cybpe.formats.gpt2 import save_gpt2
+        from cybpe.formats.hf import GPT2_PATTERN
 
-        save_gpt2(encoder_json, vocab_bpe, self.vocab)
+        merges = gpt2_merges(self.vocab, self.pretokenizer, (GPT2_PATTERN,))
+        save_gpt2(encoder_json, vocab_bpe, self.vocab, merges)
 
 
 class StreamDecoder:

@@ -60,3 +60,12 @@ class InvalidTokenError(CybpeError, ValueError):
 
 class EncodingError(CybpeError, ValueError):
     """The text cannot be encoded (for example, it is not a ``str``)."""
+
+
+class ExportError(CybpeError, ValueError):
+    """A tokenizer cannot be written to a format so that the target library (tiktoken, HF
+    tokenizers, transformers, GPT-2 readers) encodes exactly as cybpe does.
+
+    The message names the construct (a pattern feature, a pre-tokenizer's post-processing, the
+    vocabulary's merge semantics) that cannot be carried over. Nothing is written.
+    """

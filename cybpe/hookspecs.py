@@ -34,12 +34,15 @@ def cybpe_register_pretokenizers(register):  # type: ignore[no-untyped-def]
     """Register zero or more pre-tokenizers.
 
     :param register: call ``register(name, pattern, *, description=None, params=None,
-        scanner=None, refine=None)`` once per pre-tokenizer. ``pattern`` is the exact regex
+        scanner=None, refine=None, export_pattern=None)`` once per pre-tokenizer. ``pattern`` is the exact regex
         string (for the ``regex`` module), or a function of the parameters returning it;
         ``params`` maps each parameter name to ``(default, allowed_values)`` (``None`` for
         "any value the pattern function accepts"); ``scanner`` is an optional compiled splitter
         that gives the same spans as the pattern (without one, cybpe compiles the pattern
         itself when it can, see ``cybpe.pretokenize.pattern_compiler``); ``refine`` optionally post-processes the
-        spans (for splits a leftmost regex cannot express). The description defaults to the
-        docstring of the hook implementation.
+        spans (for splits a leftmost regex cannot express); ``export_pattern`` (a string, or a
+        function of the parameters) is one regex whose matches alone give the same final spans
+        as ``pattern`` + ``refine``, which exports to HF ``tokenizers`` and tiktoken write
+        (without it, exporting a pre-tokenizer with ``refine`` raises ``ExportError``). The
+        description defaults to the docstring of the hook implementation.
     """

@@ -18,6 +18,10 @@ PATTERN = (
     r"""| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
 )
 
+#: The same spans from one regex, for libraries without a refine step (HF tokenizers, tiktoken):
+#: a group of 1-3 digits may end only where a multiple of three digits is left in the run.
+EXPORT_PATTERN = PATTERN.replace(r"\p{N}++", r"\p{N}{1,3}(?=(?:\p{N}{3})*(?!\p{N}))")
+
 _NUMBER_RUN = regex.compile(r"\p{N}+")
 
 
@@ -44,4 +48,5 @@ def cybpe_register_pretokenizers(register):
         PATTERN,
         scanner=Scanner("gpt4-digits-rtl"),  # emits the right-to-left groups itself
         refine=group_digits_right_to_left,
+        export_pattern=EXPORT_PATTERN,
     )

@@ -34,7 +34,7 @@ from cybpe.formats.tiktoken import load_tiktoken, save_tiktoken
 from cybpe.formats.oniguruma import from_oniguruma, to_oniguruma
 from cybpe.formats.merges import all_splits_merges, canonical_merges
 from cybpe.formats.vocab import Vocab
-from cybpe.errors import FormatError, InvalidParameterError
+from cybpe.errors import ExportError, FormatError, InvalidParameterError
 
 SIMPLE_PATTERN = r"""'(?i:[sdmt]|ll|ve|re)| ?\p{L}+| ?\p{N}{1,3}| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
 SAMPLE = (
@@ -277,9 +277,9 @@ def test_from_oniguruma_splits_like_oniguruma(pattern):
 
 def test_pattern_translation_errors():
     for bad in ["(ab", "ab)", "[ab", "a\\"]:
-        with pytest.raises(InvalidParameterError):
+        with pytest.raises(ExportError):
             hf_safe_pattern(bad)
-    with pytest.raises(InvalidParameterError, match="flag"):
+    with pytest.raises(ExportError, match="flag"):
         hf_safe_pattern(r"(?m)^a")  # Python's multi-line anchors have no one-to-one rewrite
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+from typing import Optional
 
 from cybpe.io.atomic import PathLike, atomic_write_bytes, atomic_write_text, read_file_bytes, read_json
 from cybpe.formats.bytelevel import bytelevel_to_bytes, bytes_to_bytelevel, is_bytelevel
@@ -98,16 +99,19 @@ def load_gpt2(encoder_json_path: PathLike, vocab_bpe_path: PathLike) -> Vocab:
     return vocab
 
 
-def save_gpt2(encoder_json_path: PathLike, vocab_bpe_path: PathLike, vocab: Vocab) -> None:
+def save_gpt2(encoder_json_path: PathLike, vocab_bpe_path: PathLike, vocab: Vocab,
+              merges: Optional[list[tuple[int, int]]] = None) -> None:
     """Write ``encoder.json`` and ``vocab.bpe``, each atomically (not the pair as one).
 
-    A rank-only vocabulary gets :func:`canonical_merges`. Raises :class:`FormatError` when the
+    ``merges`` (default: the vocabulary's own; :func:`canonical_merges` for a rank-only one) is
+    the list written (``Tokenizer.to_gpt2`` passes one that readers apply exactly). Raises :class:`FormatError` when the
     files could not be read back as the same vocabulary: a multi-byte token that no merge
     produces, or a special token spelled like an ordinary token's ByteLevel string.
     ``ignore_merges`` is not stored (the loader sets it).
     """
     vocab.validate("vocabulary to save")
-    merges = canonical_merges(vocab.tokens) if vocab.merges is None else vocab.merges
+    if merges is None:
+        merges = canonical_merges(vocab.tokens) if vocab.merges is None else vocab.merges
     strings = [bytes_to_bytelevel(t) for t in vocab.tokens]
     index = {t: i for i, t in enumerate(vocab.tokens)}
     produced_ids = {index[vocab.tokens[a] + vocab.tokens[b]] for a, b in merges}

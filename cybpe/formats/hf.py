@@ -11,8 +11,8 @@ merges, or, for rank semantics (no merge list, or ``encode_by_rank``), every spl
 for Oniguruma (:func:`hf_safe_pattern`). Special tokens become ``added_tokens``.
 
 Speed: ByteLevel strings are converted with ``str.translate`` over whole tokens
-(:mod:`cybpe.formats.bytelevel`); the big ``vocab``/``merges`` arrays are written with the C string
-encoder of :mod:`json` rather than ``json.dumps(indent=...)``, whose pure-Python path is slow.
+(:mod:`cybpe.formats.bytelevel`); the document is one ``json.dumps`` without ``indent`` (the C
+encoder), since ``indent`` selects json's slow pure-Python path.
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Collection, Mapping
-from json.encoder import encode_basestring  # type: ignore[attr-defined]
 from typing import Any, Optional, Union
 
 from cybpe.io.atomic import PathLike, atomic_write_text, read_json
@@ -28,7 +27,7 @@ from cybpe.formats.bytelevel import bytelevel_to_bytes, bytes_to_bytelevel
 from cybpe.formats.oniguruma import PatternSyntaxError, from_oniguruma, to_oniguruma
 from cybpe.formats.merges import all_splits_merges, resolve_merge
 from cybpe.formats.vocab import Vocab
-from cybpe.errors import FormatError, InvalidParameterError
+from cybpe.errors import ExportError, FormatError, InvalidParameterError
 
 #: The regex HF's ``ByteLevel(use_regex=true)`` splits with: the original GPT-2 pattern.
 GPT2_PATTERN = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
@@ -46,7 +45,7 @@ def hf_safe_pattern(pattern: str) -> str:
     try:
         return to_oniguruma(pattern)
     except PatternSyntaxError as exc:
-        raise InvalidParameterError(f"pattern {pattern!r} cannot be exported: {exc}") from None
+        raise ExportError(f"pattern {pattern!r} cannot be written for Oniguruma exactly: {exc}") from None
 
 
 # ----------------------------------------------------------------------------------- loading
@@ -307,8 +306,8 @@ def save_hf_tokenizer_json(
     """Write a ``tokenizer.json`` that ``tokenizers`` loads and that encodes like tiktoken.
 
     ``pattern`` is the split regex in Python ``regex`` syntax (rewritten with
-    :func:`hf_safe_pattern`). A rank-only vocabulary (or one with ``encode_by_rank``) gets the
-    all-splits merge list; otherwise its own merges are written. ``ignore_merges`` is the
+    :func:`hf_safe_pattern`, which raises :class:`ExportError` when no exact rewrite exists).
+    A rank-only vocabulary (or one with ``encode_by_rank``) gets the all-splits merge list; otherwise its own merges are written. ``ignore_merges`` is the
     vocabulary's (true for tiktoken ranks), so HF's whole-piece lookup matches cybpe's.
     ``special_flags``: which special tokens HF marks ``special: true`` (skipped when decoding
     with ``skip_special_tokens``) — a mapping name -> bool, or a collection of the flagged names;
@@ -326,8 +325,7 @@ def save_hf_tokenizer_json(
         merges = all_splits_merges(vocab.tokens)
     else:
         merges = vocab.merges
-    ignore_merges = vocab.ignore_merges
-    head = {
+    doc: dict[str, Any] = {
         "version": "1.0",
         "truncation": None,
         "padding": None,
@@ -361,7 +359,9 @@ def save_hf_tokenizer_json(
         "decoder": {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False,
                     "use_regex": False},
     }
-    options = {
+    strings_with_specials = {s: i for i, s in enumerate(strings)}
+    strings_with_specials.update(_specials_in_model_vocab(vocab))
+    doc["model"] = {
         "type": "BPE",
         "dropout": None,
         "unk_token": None,
@@ -369,21 +369,12 @@ def save_hf_tokenizer_json(
         "end_of_word_suffix": None,
         "fuse_unk": False,
         "byte_fallback": False,
-        "ignore_merges": ignore_merges,
+        "ignore_merges": vocab.ignore_merges,
+        "vocab": strings_with_specials,
+        # ByteLevel strings never contain a space, so "left right" is unambiguous (and loads
+        # in every tokenizers version; the [left, right] form needs 0.20 or later).
+        "merges": [strings[a] + " " + strings[b] for a, b in merges],
     }
-    text = json.dumps(head, indent=2, ensure_ascii=False)
-    parts = [text[: text.rindex("}")].rstrip(), ',\n  "model": {\n']
-    parts.extend(f"    {json.dumps(k)}: {json.dumps(v)},\n" for k, v in options.items())
-    parts.append('    "vocab": {\n')
-    vocab_lines = [f"      {encode_basestring(s)}: {i}" for i, s in enumerate(strings)]
-    vocab_lines.extend(
-        f"      {encode_basestring(name)}: {tid}" for name, tid in _specials_in_model_vocab(vocab)
-    )
-    parts.append(",\n".join(vocab_lines))
-    parts.append('\n    },\n    "merges": [\n')
-    # ByteLevel strings never contain a space, so "left right" is unambiguous.
-    parts.append(
-        ",\n".join(f"      {encode_basestring(strings[a] + ' ' + strings[b])}" for a, b in merges)
-    )
-    parts.append("\n    ]\n  }\n}\n")
-    atomic_write_text(path, "".join(parts))
+    # No indent: json's C encoder then writes the whole document (with indent it falls back to
+    # a pure-Python path that takes seconds for a 200k-token vocabulary).
+    atomic_write_text(path, json.dumps(doc, ensure_ascii=False) + "\n")

@@ -79,6 +79,7 @@ class Program:
 
 def compile_pattern(pattern: str) -> Program:
     """The program for ``pattern``; UnsupportedPattern when it is outside the subset."""
+    _refuse_regex_only_braces(pattern)
     text, properties = _swap_properties(pattern)
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # "possible nested set" and the like: regex reads it otherwise
@@ -94,6 +95,31 @@ def compile_pattern(pattern: str) -> Program:
     compiler.sequence(items, bool(flags & sre.SRE_FLAG_IGNORECASE))
     compiler.program.emit(OP_MATCH)
     return compiler.program
+
+
+# ---------------------------------------------------------------- regex-only syntax
+
+_INTERVAL = re.compile(r"\{(?:\d+(?:,\d*)?|,\d+)\}")
+
+
+def _refuse_regex_only_braces(pattern: str) -> None:
+    """A ``{`` outside a class that does not open an interval: ``re`` reads it as text, the
+    ``regex`` module may read fuzzy matching (``qq{e<=1}``), so the regex module keeps it."""
+    i, n, depth = 0, len(pattern), 0
+    while i < n:
+        ch = pattern[i]
+        if ch == "\\":
+            i += 2
+            if i <= n and pattern[i - 1:i] in ("p", "P", "x", "N") and pattern.startswith("{", i):
+                i = pattern.find("}", i) + 1 or n  # \p{..}, \x{..}, \N{..}
+            continue
+        if ch == "[":
+            depth += 1
+        elif ch == "]" and depth:
+            depth -= 1
+        elif ch == "{" and not depth and not _INTERVAL.match(pattern, i):
+            raise UnsupportedPattern("a '{' that is not an interval (fuzzy matching in regex)")
+        i += 1
 
 
 # ---------------------------------------------------------------- \p{..} placeholders

@@ -31,6 +31,9 @@ class PreTokenizer:
     that matcher's subset (:mod:`cybpe.pretokenize.pattern_compiler`). Either is used unless
     ``use_scanner=False`` or the environment variable ``CYBPE_FORCE_REGEX=1`` says otherwise. ``refine`` post-processes the spans for
     rules a leftmost regex cannot express (right-to-left digit grouping).
+    ``export_pattern`` is one regex whose matches alone give the final spans (the pattern
+    itself when there is no ``refine``; None when no such regex is known): exports to
+    libraries without a refine step (HF ``tokenizers``, tiktoken) write it, or refuse.
 
     Text between matches (which a well-formed pattern never leaves) becomes a piece of its own,
     so that nothing is ever dropped.
@@ -48,6 +51,7 @@ class PreTokenizer:
         scanner: Any = None,
         refine: Optional[Refine] = None,
         use_scanner: Optional[bool] = None,
+        export_pattern: Optional[str] = None,
     ) -> None:
         self.name = name
         self.pattern = pattern
@@ -56,6 +60,10 @@ class PreTokenizer:
         self.plugin = plugin
         self.version = version
         self.refine = refine
+        # One regex whose matches alone give the final spans (refine included): what exports
+        # to libraries without a refine step write. None: no such pattern is known.
+        self.export_pattern = export_pattern if export_pattern is not None else (
+            pattern if refine is None else None)
         try:
             self._regex = regex.compile(pattern)
         except regex.error as exc:
@@ -87,6 +95,7 @@ class PreTokenizer:
             scanner=self.scanner,
             refine=self.refine,
             use_scanner=False,
+            export_pattern=self.export_pattern,
         )
 
     # -- splitting -------------------------------------------------------------------------

@@ -55,6 +55,7 @@ class PreTokenizerEntry:
     params: dict[str, tuple[Any, Any]]
     scanner: Any
     refine: Optional[Refine]
+    export_pattern: Optional[PatternSource]
     plugin: str
     distribution: Optional[str]
     version: Optional[str]
@@ -69,6 +70,7 @@ class PreTokenizerEntry:
         else:
             pattern = self.pattern
         scanner = self.scanner(**values) if callable(self.scanner) else self.scanner
+        export = self.export_pattern(**values) if callable(self.export_pattern) else self.export_pattern
         return PreTokenizer(
             self.name,
             pattern,
@@ -78,6 +80,7 @@ class PreTokenizerEntry:
             version=self.version,
             scanner=scanner,
             refine=self.refine,
+            export_pattern=export,
         )
 
     def info(self) -> dict[str, Any]:
@@ -153,6 +156,7 @@ class PreTokenizerRegistry:
             params: Optional[dict[str, tuple[Any, Any]]] = None,
             scanner: Any = None,
             refine: Optional[Refine] = None,
+            export_pattern: Optional[PatternSource] = None,
         ) -> None:
             if not isinstance(name, str) or not name:
                 raise PluginError(f"plugin {plugin_name!r} registered a pre-tokenizer without a name")
@@ -174,6 +178,7 @@ class PreTokenizerRegistry:
                 params=dict(params or {}),
                 scanner=scanner,
                 refine=refine,
+                export_pattern=export_pattern,
                 plugin=plugin_name,
                 distribution=dist_name,
                 version=version,

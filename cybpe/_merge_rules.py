@@ -112,7 +112,23 @@ def no_merges_across_scripts(left: bytes, right: bytes) -> bool:
                 and _is_continuation(right) and len(left) + len(right) <= need)
 
 
-BUILTIN_VETOES: dict[str, MergeVeto] = {"scripts": no_merges_across_scripts}
+def superbpe_vetoes(left: bytes, right: bytes) -> bool:
+    """SuperBPE's stage-2 rules (the released ``_mw4_colon`` tokenizers): refuse a token that holds
+    ``": "`` or more than four words (non-empty pieces between spaces)."""
+    merged = left + right
+    return b": " in merged or sum(1 for word in merged.split(b" ") if word) > 4
+
+
+def either(*vetoes: Optional[MergeVeto]) -> Optional[MergeVeto]:
+    """One veto that refuses what any of ``vetoes`` refuses (None when there is none)."""
+    active = [v for v in vetoes if v is not None]
+    if len(active) <= 1:
+        return active[0] if active else None
+    return lambda left, right: any(v(left, right) for v in active)
+
+
+BUILTIN_VETOES: dict[str, MergeVeto] = {"scripts": no_merges_across_scripts,
+                                        "superbpe": superbpe_vetoes}
 
 
 def resolve_veto(merge_veto: Union[None, str, MergeVeto]) -> tuple[Optional[MergeVeto], Optional[str]]:

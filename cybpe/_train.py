@@ -10,7 +10,7 @@ from typing import Any, Iterable, Optional, Sequence, Union
 
 from ._corpus import count_corpus
 from ._counts import ChunkCounts
-from ._merge_rules import MergeVeto, resolve_veto
+from ._merge_rules import MergeVeto, either, resolve_veto, superbpe_vetoes
 from ._merges import canonical_merges
 from ._pretokenizer import PreTokenizer
 from ._progress import Progress
@@ -37,6 +37,8 @@ def train(
     max_token_length: Optional[int] = None,
     merge_veto: Union[None, str, MergeVeto] = None,
     base: Optional[Tokenizer] = None,
+    superword_from: Optional[int] = None,
+    superword_pretokenizer: Union[str, PreTokenizer] = "superbpe",
 ) -> Tokenizer:
     """Train a byte-level BPE tokenizer.
 
@@ -62,7 +64,22 @@ def train(
     new merges are appended with the next ids; ``vocab_size`` counts the base's tokens too. Its
     special tokens (then ``special_tokens``) take the ids after the new tokens. Trained on the same
     corpus with the same settings, ``train(c, n, base=train(c, m))`` equals ``train(c, n)``.
+
+    SuperBPE (arXiv 2503.13423): ``superword_from=t`` trains in two stages on the same corpus.
+    Stage 1 is the training above up to ``t`` ordinary tokens (bytes and merges); stage 2 re-counts
+    the corpus with ``superword_pretokenizer`` (``"superbpe"``: only numbers split, so merges may
+    cross spaces and punctuation), replays stage 1's merges and continues to ``vocab_size`` under
+    the paper's stage-2 vetoes (no token holds ``": "`` or more than four words) and
+    ``merge_veto``. The tokenizer encodes with the stage-2 pre-tokenizer; ``metadata["training"]
+    ["stages"]`` records both stages. ``corpus`` must be iterable twice (a list, or paths).
     """
+    if superword_from is not None:
+        return _train_superbpe(corpus, vocab_size, pretokenizer, special_tokens, superword_from,
+                               superword_pretokenizer, base=base, merge_veto=merge_veto,
+                               min_frequency=min_frequency, tie_break=tie_break, workers=workers,
+                               progress=progress, errors=errors,
+                               pretokenizer_params=pretokenizer_params,
+                               max_token_length=max_token_length)
     if base is not None and not isinstance(base, Tokenizer):
         raise InvalidParameterError(f"base must be a Tokenizer, not {type(base).__name__}")
     if base is not None and base.normalizer is not None:
@@ -154,6 +171,36 @@ def train(
                                             "n_tokens": len(tokens)}]
     tok = Tokenizer(vocab, counts.pretokenizer, metadata={"training": report})
     return tok
+
+
+def _train_superbpe(corpus: Corpus, vocab_size: int, pretokenizer: Union[str, PreTokenizer, None],
+                    special_tokens: Sequence[str], superword_from: int,
+                    superword_pretokenizer: Union[str, PreTokenizer], *,
+                    merge_veto: Union[None, str, MergeVeto], **options: Any) -> Tokenizer:
+    """The two SuperBPE stages (see :func:`train`)."""
+    if isinstance(corpus, ChunkCounts) or iter(corpus) is corpus:  # type: ignore[arg-type]
+        raise InvalidParameterError(
+            "superword_from needs a corpus it can read twice (a list of texts or paths), not "
+            f"{type(corpus).__name__}: stage 2 counts it again with another pre-tokenizer")
+    if not isinstance(superword_from, int) or not 256 <= superword_from <= vocab_size:
+        raise InvalidParameterError(
+            f"superword_from must be an int in [256, vocab_size={vocab_size}]; got {superword_from!r}")
+    specials = list(dict.fromkeys(special_tokens))
+    veto, veto_name = resolve_veto(merge_veto)
+    pretokenizer_params = options.pop("pretokenizer_params")
+    base = options.pop("base")  # stage 1 may itself extend a tokenizer
+    started = time.perf_counter()
+    stage1 = train(corpus, superword_from + len(specials), pretokenizer, specials, base=base,
+                   merge_veto=merge_veto, pretokenizer_params=pretokenizer_params, **options)
+    stage1_seconds = time.perf_counter() - started
+    stage2 = train(corpus, vocab_size, superword_pretokenizer, specials, base=stage1,
+                   merge_veto=either(superbpe_vetoes, veto), **options)
+    report = stage2.metadata["training"]
+    report["superword_from"] = superword_from
+    report["merge_veto"] = "superbpe" if veto_name is None else f"superbpe+{veto_name}"
+    report["stages"][0]["seconds"] = round(stage1_seconds, 3)
+    report["stages"][1]["seconds"] = round(time.perf_counter() - started - stage1_seconds, 3)
+    return stage2
 
 
 class _Start:

@@ -316,3 +316,79 @@ def test_base_errors_are_typed():
         cybpe.train(TEXTS, 599, base=base, progress=False)
     with pytest.raises(InvalidParameterError, match="base must be a Tokenizer"):
         cybpe.train(TEXTS, 700, base=base.vocab, progress=False)
+
+
+# ---------------------------------------------------------------------------------------------
+# SuperBPE (train(..., superword_from=t))
+# ---------------------------------------------------------------------------------------------
+
+SUPERBPE_TEXT = [UDHR["en"][:12_000], UDHR["ru"][:4_000],
+                 "Call 555 1234 or 1234567 on 2024-01-31: the 3rd of 10,000 items.\n" * 3]
+
+
+def test_superbpe_pretokenizer_splits_only_numbers_in_threes_from_the_right():
+    pre = cybpe.get_pretokenizer("superbpe")
+    assert pre.split("By the way, I am 1234567 km: ok\n\tno") == [
+        "By the way, I am ", "1", "234", "567", " km: ok\n\tno"]
+    assert pre.split("x١٢٣٤y½") == ["x", "١", "٢٣٤", "y", "½"]
+    assert pre.split("") == []
+
+
+def test_superbpe_vetoes():
+    from cybpe._merge_rules import superbpe_vetoes
+
+    assert superbpe_vetoes(b"note", b": x") and superbpe_vetoes(b":", b" ")
+    assert not superbpe_vetoes(b" of", b" the")
+    assert not superbpe_vetoes(b"a b c", b"  d")        # four words, runs of spaces do not count
+    assert superbpe_vetoes(b"a b c", b" d e")
+
+
+def test_superbpe_stage_two_equals_the_reference_and_keeps_stage_one(tmp_path):
+    import regex
+
+    from cybpe._merge_rules import superbpe_vetoes
+    from cybpe._reference_encoder import reference_encode
+
+    t, vocab_size = 700, 1000
+    tok = cybpe.train(SUPERBPE_TEXT, vocab_size, superword_from=t, progress=False)
+    stage1 = cybpe.train(SUPERBPE_TEXT, t, progress=False)
+    report = tok.metadata["training"]
+    assert [s["pretokenizer"] for s in report["stages"]] == ["cl100k", "superbpe"]
+    assert report["superword_from"] == t and tok.pretokenizer.name == "superbpe"
+    # stage 1 is exactly plain training to t, and stage 2 only appends
+    assert tok.vocab.tokens[:t] == stage1.vocab.tokens
+    assert tok.vocab.merges[:len(stage1.vocab.merges)] == stage1.vocab.merges
+    # stage 2 against the reference trainer: superbpe chunks, stage 1 replayed, the vetoes
+    counts = {}
+    for text in SUPERBPE_TEXT:
+        for piece in regex.findall(tok.pretokenizer.pattern, text):
+            counts[piece.encode()] = counts.get(piece.encode(), 0) + 1
+    slow = reference_train_merges(list(counts), list(counts.values()), vocab_size - t,
+                                  seed_tokens=stage1.vocab.tokens[256:],
+                                  forced_merges=stage1.vocab.merges, veto=superbpe_vetoes)
+    assert slow.token_bytes == tok.vocab.tokens and slow.merges == tok.vocab.merges
+    new = tok.vocab.tokens[t:]
+    assert any(b" " in token.strip(b" ") for token in new)  # superwords were learned
+    digit = regex.compile(r"\p{N}")
+    for token in new:
+        text = token.decode("utf-8", "replace")
+        assert not (digit.search(text) and digit.sub("", text)), token  # no digit mixes
+        assert b": " not in token and len([w for w in token.split(b" ") if w]) <= 4
+    # encoding: the reference encoder over the stage-2 pieces, tiktoken and HF on the exports
+    for text in SUPERBPE_TEXT:
+        pieces = [p.encode() for p in regex.findall(tok.pretokenizer.pattern, text)]
+        assert tok.encode_ordinary(text) == reference_encode(pieces, tok.vocab.tokens)
+    assert_exports_agree(tok, SUPERBPE_TEXT + TEXTS, tmp_path)
+    assert cybpe.Tokenizer.load(tmp_path / "tok.json").metadata["training"]["stages"] == \
+        report["stages"]
+    # fewer tokens than plain BPE at the same vocabulary size
+    plain = cybpe.train(SUPERBPE_TEXT, vocab_size, progress=False)
+    assert sum(len(tok.encode_ordinary(x)) for x in SUPERBPE_TEXT) < \
+        sum(len(plain.encode_ordinary(x)) for x in SUPERBPE_TEXT)
+
+
+def test_superbpe_errors_are_typed():
+    with pytest.raises(InvalidParameterError, match="read twice"):
+        cybpe.train(iter(TEXTS), 600, superword_from=400, progress=False)
+    with pytest.raises(InvalidParameterError, match="superword_from"):
+        cybpe.train(TEXTS, 600, superword_from=700, progress=False)

@@ -102,11 +102,13 @@ def reference_train_merges(chunks: Sequence[bytes], weights: Iterable[int], n_ne
                            seed_tokens: Sequence[bytes] = (),
                            max_token_length: Optional[int] = None,
                            veto: Optional[Callable[[bytes, bytes], object]] = None,
-                           forced_merges: Sequence[tuple[int, int]] = ()) -> ReferenceMergeResult:
+                           forced_merges: Sequence[tuple[int, int]] = (),
+                           forced_counts: Optional[Sequence[int]] = None) -> ReferenceMergeResult:
     """Learn merges until ``n_new_tokens`` new tokens exist (see the module docstring).
 
     ``seed_tokens``: tokens that exist before training, with ids 256, 257, ...; merges that spell
-    one of them reuse its id. ``forced_merges``: id pairs, each spelling a byte or seed token.
+    one of them reuse its id. ``forced_merges``: id pairs, each spelling a byte or seed token,
+    reported with ``forced_counts`` (zeros by default).
     """
     tie_key = _tie_key(tie_break)
     weight_list = check_inputs(chunks, weights, n_new_tokens, min_frequency)
@@ -119,13 +121,13 @@ def reference_train_merges(chunks: Sequence[bytes], weights: Iterable[int], n_ne
     counts: dict[tuple[int, int], int] = {}
     for word, w in words:
         _add_windows(counts, word, w)
-    for left, right in forced_merges:
+    for k, (left, right) in enumerate(forced_merges):
         new_id = id_of_bytes.get(result.token_bytes[left] + result.token_bytes[right])
         if new_id is None:
             raise InvalidParameterError(f"forced merge ({left}, {right}) spells no seed token")
         result.merges.append((left, right))
         result.new_ids.append(new_id)
-        result.counts.append(counts.get((left, right), 0))
+        result.counts.append(0 if forced_counts is None else forced_counts[k])
         words = _apply(words, counts, left, right, new_id)
 
     def allowed(pair: tuple[int, int]) -> bool:

@@ -136,7 +136,8 @@ def train(
         result = train_merges(chunks, weights, n_new, min_frequency=min_frequency,
                               tie_break=tie_break, progress=lambda done, total: bar.update(done),
                               max_token_length=max_token_length, veto=veto,
-                              seed_tokens=start.seeds, forced_merges=start.forced)
+                              seed_tokens=start.seeds, forced_merges=start.forced,
+                              forced_counts=start.counts)
     merging_seconds = time.perf_counter() - merge_started
 
     tokens, merges = start.output(result.token_bytes, result.merges)
@@ -212,15 +213,15 @@ class _Start:
     """
 
     def __init__(self, seeds: list[bytes], forced: list[tuple[int, int]], base_ids: list[int],
-                 n_base: int, stages: list[dict[str, Any]]) -> None:
-        self.seeds, self.forced, self.stages = seeds, forced, stages
+                 n_base: int, stages: list[dict[str, Any]], counts: list[int]) -> None:
+        self.seeds, self.forced, self.stages, self.counts = seeds, forced, stages, counts
         self._base_ids = base_ids  # trainer id -> base id, for the bytes and the seeds
         self._n_base = n_base
 
     @classmethod
     def of(cls, base: Optional[Tokenizer]) -> "_Start":
         if base is None:
-            return cls([], [], list(range(256)), 256, [])
+            return cls([], [], list(range(256)), 256, [], [])
         tokens = base.vocab.tokens
         trainer_id = {}
         seeds: list[bytes] = []
@@ -236,10 +237,14 @@ class _Start:
         merges = base.vocab.merges if base.vocab.merges is not None else canonical_merges(tokens)
         forced = [(trainer_id[a], trainer_id[b]) for a, b in merges]
         report = base.metadata.get("training", {})
+        # the inherited merges keep the counts they were learned with (0 when unknown)
+        counts = list(report.get("merge_counts") or [])
+        if len(counts) != len(forced):
+            counts = [0] * len(forced)
         stages = list(report.get("stages") or [{"pretokenizer": base.pretokenizer.name,
                                                 "n_merges": len(merges),
                                                 "n_tokens": len(tokens)}])
-        return cls(seeds, forced, base_ids, len(tokens), stages)
+        return cls(seeds, forced, base_ids, len(tokens), stages, counts)
 
     def output(self, token_bytes: Sequence[bytes],
                merges: Sequence[tuple[int, int]]) -> tuple[list[bytes], list[tuple[int, int]]]:

@@ -209,17 +209,19 @@ def test_script_veto_trains_single_script_tokens_and_matches_the_reference(tmp_p
 
 @settings(max_examples=200, deadline=None)
 @given(corpora(), st.integers(0, 30), st.integers(0, 30), st.sampled_from(["ids", "huggingface"]),
-       st.sampled_from([None, 3, 5]))
-def test_resuming_the_trainer_equals_an_uninterrupted_run(corpus, first, more, tie_break, limit):
+       st.sampled_from([None, 3, 5]), st.sampled_from(["encode", "merges"]))
+def test_resuming_the_trainer_equals_an_uninterrupted_run(corpus, first, more, tie_break, limit,
+                                                          replay):
     chunks, weights = corpus
     options = dict(tie_break=tie_break, max_token_length=limit)
     whole = train_merges(chunks, weights, first + more, **options)
     part = train_merges(chunks, weights, first, **options)
     seeds = part.token_bytes[256:]
-    resumed, _ = _train_merges_seeded(chunks, weights, more if part.stop_reason == "vocab_size"
-                                      else 0, seeds, forced_merges=part.merges, **options)
-    slow = reference_train_merges(chunks, weights, more if part.stop_reason == "vocab_size" else 0,
-                                  seed_tokens=seeds, forced_merges=part.merges, **options)
+    n_more = more if part.stop_reason == "vocab_size" else 0
+    resumed, _ = _train_merges_seeded(chunks, weights, n_more, seeds, forced_merges=part.merges,
+                                      forced_counts=part.counts, replay=replay, **options)
+    slow = reference_train_merges(chunks, weights, n_more, seed_tokens=seeds,
+                                  forced_merges=part.merges, forced_counts=part.counts, **options)
     for field in FIELDS:
         assert getattr(resumed, field) == getattr(slow, field), field
     if part.stop_reason == "vocab_size":
@@ -227,12 +229,38 @@ def test_resuming_the_trainer_equals_an_uninterrupted_run(corpus, first, more, t
             assert getattr(resumed, field) == getattr(whole, field), field
 
 
-def test_forced_merges_absent_from_the_corpus_are_kept_with_count_zero():
-    result, stats = _train_merges_seeded([b"abab"], [2], 1, [b"xy", b"xyz"],
+@pytest.mark.parametrize("replay", ["encode", "merges"])
+def test_forced_merges_absent_from_the_corpus_are_kept(replay):
+    result, stats = _train_merges_seeded([b"abab"], [2], 1, [b"xy", b"xyz"], replay=replay,
                                          forced_merges=[(120, 121), (256, 122)])
     assert result.merges[:2] == [(120, 121), (256, 122)]
     assert result.counts[:2] == [0, 0] and result.new_ids[:3] == [256, 257, 258]
     assert result.token_bytes[258] == b"ab" and stats["reused_ids"] == 2
+
+
+@settings(max_examples=200, deadline=None)
+@given(corpora(), st.lists(st.binary(min_size=2, max_size=5), max_size=6, unique=True),
+       st.integers(0, 30), st.sampled_from(["ids", "huggingface"]), st.data())
+def test_both_replays_agree_with_the_reference_on_any_seeds(corpus, seeds, n_new, tie_break, data):
+    # forced merges of arbitrary seeds (not a previous run's), so the replays really differ in path
+    chunks, weights = corpus
+    alphabet = sorted(set(b"".join(chunks))) or [97]
+    seeds = list(dict.fromkeys(bytes(alphabet[b % len(alphabet)] for b in s) for s in seeds))
+    tokens = [bytes([b]) for b in range(256)] + seeds
+    ids = {t: i for i, t in enumerate(tokens)}
+    forced = []
+    for seed in seeds:  # one split of each seed whose halves exist already
+        splits = [(ids[seed[:k]], ids[seed[k:]]) for k in range(1, len(seed))
+                  if seed[:k] in ids and seed[k:] in ids]
+        if splits:
+            forced.append(data.draw(st.sampled_from(splits)))
+    results = [_train_merges_seeded(chunks, weights, n_new, seeds, forced_merges=forced,
+                                    tie_break=tie_break, replay=replay)[0]
+               for replay in ("encode", "merges")]
+    slow = reference_train_merges(chunks, weights, n_new, seed_tokens=seeds, forced_merges=forced,
+                                  tie_break=tie_break)
+    for field in FIELDS:
+        assert getattr(results[0], field) == getattr(results[1], field) == getattr(slow, field)
 
 
 def test_forced_merges_must_spell_a_seed():

@@ -8,16 +8,16 @@ import time
 import warnings
 from typing import Any, Iterable, Optional, Sequence, Union
 
-from ._corpus import count_corpus
-from ._counts import ChunkCounts
-from ._merge_rules import MergeVeto, either, resolve_veto, superbpe_vetoes
-from ._merges import canonical_merges
-from ._pretokenizer import PreTokenizer
-from ._progress import Progress
-from ._tokenizer import Tokenizer
-from ._trainer import train_merges
-from ._vocab import Vocab
-from .errors import InvalidParameterError, TrainingError
+from cybpe.training.corpus import count_corpus
+from cybpe.training.counts import ChunkCounts
+from cybpe.training.rules import MergeVeto, either, resolve_veto, superbpe_vetoes
+from cybpe.formats.merges import canonical_merges
+from cybpe.pretokenize.pretokenizer import PreTokenizer
+from cybpe.training.progress import Progress
+from cybpe._tokenizer import Tokenizer
+from cybpe.training.trainer import train_merges
+from cybpe.formats.vocab import Vocab
+from cybpe.errors import InvalidParameterError, TrainingError
 
 Corpus = Union[ChunkCounts, Iterable[Union[str, os.PathLike]]]
 
@@ -56,7 +56,7 @@ def train(
     ``max_token_length`` as HF ``BpeTrainer``'s, in bytes: a merge is made only if the new token
     is shorter than ``max_token_length`` bytes (two single bytes always merge), so the longest
     token has ``max_token_length - 1`` bytes. ``merge_veto``: ``"scripts"`` (no token mixes
-    Unicode scripts or cuts characters unevenly; see :mod:`cybpe._merge_rules`) or a callable
+    Unicode scripts or cuts characters unevenly; see :mod:`cybpe.training.rules`) or a callable
     ``veto(left_bytes, right_bytes) -> bool`` that depends on its arguments only.
 
     ``base``: continue from a tokenizer. Its merges are applied first, in order (a vocabulary

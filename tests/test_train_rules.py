@@ -13,9 +13,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import cybpe
-from cybpe._merge_rules import no_merges_across_scripts, script_of
-from cybpe._reference_trainer import reference_train_merges
-from cybpe._trainer import _train_merges_seeded, train_merges
+from cybpe.training.rules import no_merges_across_scripts, script_of
+from cybpe.reference.trainer import reference_train_merges
+from cybpe.training.trainer import _train_merges_seeded, train_merges
 from cybpe.errors import InvalidParameterError, TrainingError
 from support import DATA_DIR
 from test_trainer_core import (FIELDS, LLAMA3_PATTERN, byte_level_decoder, corpora, count_chunks,
@@ -363,7 +363,7 @@ def test_superbpe_pretokenizer_splits_only_numbers_in_threes_from_the_right():
 
 
 def test_superbpe_vetoes():
-    from cybpe._merge_rules import superbpe_vetoes
+    from cybpe.training.rules import superbpe_vetoes
 
     assert superbpe_vetoes(b"note", b": x") and superbpe_vetoes(b":", b" ")
     assert not superbpe_vetoes(b" of", b" the")
@@ -374,8 +374,8 @@ def test_superbpe_vetoes():
 def test_superbpe_stage_two_equals_the_reference_and_keeps_stage_one(tmp_path):
     import regex
 
-    from cybpe._merge_rules import superbpe_vetoes
-    from cybpe._reference_encoder import reference_encode
+    from cybpe.training.rules import superbpe_vetoes
+    from cybpe.reference.encoder import reference_encode
 
     t, vocab_size = 700, 1000
     tok = cybpe.train(SUPERBPE_TEXT, vocab_size, superword_from=t, progress=False)

@@ -10,6 +10,8 @@ from typing import Any, Iterable, Optional, Sequence, Union
 
 from cybpe.training.corpus import count_corpus
 from cybpe.training.counts import ChunkCounts
+from cybpe.training.rules import MergeVeto, either, resolve_veto, superbpe_vetoes
+from cybpe.formats.merges import canonical_merges
 from cybpe.pretokenize.pretokenizer import PreTokenizer
 from cybpe.training.progress import Progress
 from cybpe._tokenizer import Tokenizer
@@ -23,7 +25,7 @@ Corpus = Union[ChunkCounts, Iterable[Union[str, os.PathLike]]]
 def train(
     corpus: Corpus,
     vocab_size: int,
-    pretokenizer: Union[str, PreTokenizer] = "cl100k",
+    pretokenizer: Union[str, PreTokenizer, None] = None,
     special_tokens: Sequence[str] = (),
     *,
     min_frequency: int = 0,
@@ -32,6 +34,11 @@ def train(
     progress: Optional[bool] = None,
     errors: str = "strict",
     pretokenizer_params: Optional[dict[str, Any]] = None,
+    max_token_length: Optional[int] = None,
+    merge_veto: Union[None, str, MergeVeto] = None,
+    base: Optional[Tokenizer] = None,
+    superword_from: Optional[int] = None,
+    superword_pretokenizer: Union[str, PreTokenizer] = "superbpe",
 ) -> Tokenizer:
     """Train a byte-level BPE tokenizer.
 
@@ -42,15 +49,54 @@ def train(
     pair occurs fewer times (``stop_reason`` says so). ``tie_break="ids"`` (smallest pair of
     ids, as rustbpe) or ``"huggingface"`` (HF BpeTrainer's order). ``workers`` processes count
     the corpus (the result does not depend on it). ``progress``: None shows bars only on a
-    terminal; True forces them; False hides them.
+    terminal; True forces them; False hides them. ``pretokenizer`` defaults to ``base``'s, else
+    ``"cl100k"``.
+
+    Merge rules (they only remove candidates; the next best pair is merged instead):
+    ``max_token_length`` as HF ``BpeTrainer``'s, in bytes: a merge is made only if the new token
+    is shorter than ``max_token_length`` bytes (two single bytes always merge), so the longest
+    token has ``max_token_length - 1`` bytes. ``merge_veto``: ``"scripts"`` (no token mixes
+    Unicode scripts or cuts characters unevenly; see :mod:`cybpe.training.rules`) or a callable
+    ``veto(left_bytes, right_bytes) -> bool`` that depends on its arguments only.
+
+    ``base``: continue from a tokenizer. Its merges are applied first, in order (a vocabulary
+    without a merge list gets one merge per token, from its ranks), its token ids are kept, and
+    new merges are appended with the next ids; ``vocab_size`` counts the base's tokens too. Its
+    special tokens (then ``special_tokens``) take the ids after the new tokens. Trained on the same
+    corpus with the same settings, ``train(c, n, base=train(c, m))`` equals ``train(c, n)``.
+
+    SuperBPE (arXiv 2503.13423): ``superword_from=t`` trains in two stages on the same corpus.
+    Stage 1 is the training above up to ``t`` ordinary tokens (bytes and merges); stage 2 re-counts
+    the corpus with ``superword_pretokenizer`` (``"superbpe"``: only numbers split, so merges may
+    cross spaces and punctuation), replays stage 1's merges and continues to ``vocab_size`` under
+    the paper's stage-2 vetoes (no token holds ``": "`` or more than four words) and
+    ``merge_veto``. The tokenizer encodes with the stage-2 pre-tokenizer; ``metadata["training"]
+    ["stages"]`` records both stages. ``corpus`` must be iterable twice (a list, or paths).
     """
-    specials = list(dict.fromkeys(special_tokens))
+    if superword_from is not None:
+        return _train_superbpe(corpus, vocab_size, pretokenizer, special_tokens, superword_from,
+                               superword_pretokenizer, base=base, merge_veto=merge_veto,
+                               min_frequency=min_frequency, tie_break=tie_break, workers=workers,
+                               progress=progress, errors=errors,
+                               pretokenizer_params=pretokenizer_params,
+                               max_token_length=max_token_length)
+    if base is not None and not isinstance(base, Tokenizer):
+        raise InvalidParameterError(f"base must be a Tokenizer, not {type(base).__name__}")
+    if base is not None and base.normalizer is not None:
+        raise InvalidParameterError("base: tokenizers with a normalizer cannot be extended yet")
+    veto, veto_name = resolve_veto(merge_veto)
+    if pretokenizer is None:
+        pretokenizer = base.pretokenizer if base is not None else "cl100k"
+    base_specials = [] if base is None else sorted(base.special_tokens, key=base.special_tokens.get)
+    specials = list(dict.fromkeys([*base_specials, *special_tokens]))
     if any(not isinstance(s, str) or not s for s in specials):
         raise InvalidParameterError("special tokens must be non-empty strings")
-    if not isinstance(vocab_size, int) or vocab_size < 256 + len(specials):
+    n_kept = 256 if base is None else len(base.vocab.tokens)
+    if not isinstance(vocab_size, int) or vocab_size < n_kept + len(specials):
+        kept = "256 bytes" if base is None else f"the base's {n_kept} tokens"
         raise TrainingError(
-            f"vocab_size must be at least 256 + {len(specials)} special tokens = "
-            f"{256 + len(specials)}, got {vocab_size!r}"
+            f"vocab_size must be at least {kept} + {len(specials)} special tokens = "
+            f"{n_kept + len(specials)}, got {vocab_size!r}"
         )
     if min_frequency < 0:
         raise InvalidParameterError("min_frequency must be ≥ 0")
@@ -60,7 +106,8 @@ def train(
     if isinstance(corpus, ChunkCounts):
         counts = corpus
         if pretokenizer_params or (isinstance(pretokenizer, str) and pretokenizer != "cl100k"
-                                   and pretokenizer != counts.pretokenizer.name):
+                                   and pretokenizer != counts.pretokenizer.name
+                                   and base is None):
             warnings.warn("train(): corpus is ChunkCounts; its own pre-tokenizer is used", stacklevel=2)
         missing = set(specials) - set(counts.special_tokens)
         if missing and counts.special_tokens:
@@ -82,21 +129,26 @@ def train(
         raise TrainingError("the corpus is empty: the pre-tokenizer produced no chunks")
 
     chunks, weights = counts.sorted_arrays()
-    n_new = vocab_size - 256 - len(specials)
+    n_new = vocab_size - n_kept - len(specials)
+    start = _Start.of(base)
     merge_started = time.perf_counter()
     with Progress(show, "merging", unit="merges", total=n_new) as bar:
         result = train_merges(chunks, weights, n_new, min_frequency=min_frequency,
-                              tie_break=tie_break, progress=lambda done, total: bar.update(done))
+                              tie_break=tie_break, progress=lambda done, total: bar.update(done),
+                              max_token_length=max_token_length, veto=veto,
+                              seed_tokens=start.seeds, forced_merges=start.forced,
+                              forced_counts=start.counts)
     merging_seconds = time.perf_counter() - merge_started
 
-    tokens = list(result.token_bytes)
+    tokens, merges = start.output(result.token_bytes, result.merges)
     first_special = len(tokens)
     vocab = Vocab(
         tokens=tokens,
-        merges=list(result.merges),
+        merges=merges,
         special_tokens={s: first_special + i for i, s in enumerate(specials)},
-        ignore_merges=True,
-        encode_by_rank=True,
+        ignore_merges=True if base is None else base.vocab.ignore_merges,
+        encode_by_rank=True if base is None else (base.vocab.encode_by_rank
+                                                  or base.vocab.merges is None),
     )
     report = {
         "stop_reason": result.stop_reason,
@@ -110,5 +162,100 @@ def train(
         "merging_seconds": round(merging_seconds, 3),
         "merge_counts": [int(c) for c in result.counts],
     }
+    if max_token_length is not None:
+        report["max_token_length"] = max_token_length
+    if veto_name is not None:
+        report["merge_veto"] = veto_name
+    if base is not None:
+        report["stages"] = [*start.stages, {"pretokenizer": counts.pretokenizer.name,
+                                            "n_merges": len(merges),
+                                            "n_tokens": len(tokens)}]
     tok = Tokenizer(vocab, counts.pretokenizer, metadata={"training": report})
     return tok
+
+
+def _train_superbpe(corpus: Corpus, vocab_size: int, pretokenizer: Union[str, PreTokenizer, None],
+                    special_tokens: Sequence[str], superword_from: int,
+                    superword_pretokenizer: Union[str, PreTokenizer], *,
+                    merge_veto: Union[None, str, MergeVeto], **options: Any) -> Tokenizer:
+    """The two SuperBPE stages (see :func:`train`)."""
+    if isinstance(corpus, ChunkCounts) or iter(corpus) is corpus:  # type: ignore[arg-type]
+        raise InvalidParameterError(
+            "superword_from needs a corpus it can read twice (a list of texts or paths), not "
+            f"{type(corpus).__name__}: stage 2 counts it again with another pre-tokenizer")
+    if not isinstance(superword_from, int) or not 256 <= superword_from <= vocab_size:
+        raise InvalidParameterError(
+            f"superword_from must be an int in [256, vocab_size={vocab_size}]; got {superword_from!r}")
+    specials = list(dict.fromkeys(special_tokens))
+    veto, veto_name = resolve_veto(merge_veto)
+    pretokenizer_params = options.pop("pretokenizer_params")
+    base = options.pop("base")  # stage 1 may itself extend a tokenizer
+    started = time.perf_counter()
+    stage1 = train(corpus, superword_from + len(specials), pretokenizer, specials, base=base,
+                   merge_veto=merge_veto, pretokenizer_params=pretokenizer_params, **options)
+    stage1_seconds = time.perf_counter() - started
+    stage2 = train(corpus, vocab_size, superword_pretokenizer, specials, base=stage1,
+                   merge_veto=either(superbpe_vetoes, veto), **options)
+    report = stage2.metadata["training"]
+    report["superword_from"] = superword_from
+    report["merge_veto"] = "superbpe" if veto_name is None else f"superbpe+{veto_name}"
+    report["stages"][0]["seconds"] = round(stage1_seconds, 3)
+    report["stages"][1]["seconds"] = round(time.perf_counter() - started - stage1_seconds, 3)
+    return stage2
+
+
+class _Start:
+    """Where training starts: the 256 bytes, or a base tokenizer's tokens and merges.
+
+    The trainer numbers bytes 0..255 by value and then the base's longer tokens 256, 257, ... in
+    base id order (its seeds); ``output`` maps the trainer's ids back (base ids kept, new tokens
+    after the base's).
+    """
+
+    def __init__(self, seeds: list[bytes], forced: list[tuple[int, int]], base_ids: list[int],
+                 n_base: int, stages: list[dict[str, Any]], counts: list[int]) -> None:
+        self.seeds, self.forced, self.stages, self.counts = seeds, forced, stages, counts
+        self._base_ids = base_ids  # trainer id -> base id, for the bytes and the seeds
+        self._n_base = n_base
+
+    @classmethod
+    def of(cls, base: Optional[Tokenizer]) -> "_Start":
+        if base is None:
+            return cls([], [], list(range(256)), 256, [], [])
+        tokens = base.vocab.tokens
+        trainer_id = {}
+        seeds: list[bytes] = []
+        for i, tok in enumerate(tokens):
+            if len(tok) == 1:
+                trainer_id[i] = tok[0]
+            else:
+                trainer_id[i] = 256 + len(seeds)
+                seeds.append(tok)
+        base_ids = [0] * (256 + len(seeds))
+        for i, t in trainer_id.items():
+            base_ids[t] = i
+        merges = base.vocab.merges if base.vocab.merges is not None else canonical_merges(tokens)
+        forced = [(trainer_id[a], trainer_id[b]) for a, b in merges]
+        report = base.metadata.get("training", {})
+        # the inherited merges keep the counts they were learned with (0 when unknown)
+        counts = list(report.get("merge_counts") or [])
+        if len(counts) != len(forced):
+            counts = [0] * len(forced)
+        stages = list(report.get("stages") or [{"pretokenizer": base.pretokenizer.name,
+                                                "n_merges": len(merges),
+                                                "n_tokens": len(tokens)}])
+        return cls(seeds, forced, base_ids, len(tokens), stages, counts)
+
+    def output(self, token_bytes: Sequence[bytes],
+               merges: Sequence[tuple[int, int]]) -> tuple[list[bytes], list[tuple[int, int]]]:
+        """The tokens in output id order and the merges in output ids."""
+        known = len(self._base_ids)
+
+        def out(t: int) -> int:
+            return self._base_ids[t] if t < known else self._n_base + t - known
+
+        tokens = [b""] * self._n_base
+        for t in range(known):
+            tokens[self._base_ids[t]] = token_bytes[t]
+        tokens.extend(token_bytes[known:])
+        return tokens, [(out(a), out(b)) for a, b in merges]

@@ -15,13 +15,17 @@ exactly, and the differential tests compare the two:
 * The merge is applied left to right without overlap in every chunk (``a a a`` -> ``[aa] a``).
 * The merged token gets the next fresh id, unless its bytes already are a token: then the existing
   id is reused, the merge is still recorded, and it does not count as a new token.
+* Rules remove candidates: with ``max_token_length`` a pair is a candidate only if its two tokens
+  hold fewer bytes than that together, or are two single bytes (HF ``BpeTrainer``); a ``veto``
+  returning true for ``(left_bytes, right_bytes)`` removes the pair. The best remaining pair wins.
+* ``forced_merges`` are applied first, in order, whatever their counts (resuming from a base).
 """
 
 from __future__ import annotations
 
 import operator
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Sequence
+from typing import Callable, Iterable, Optional, Sequence
 
 from cybpe.errors import InvalidParameterError
 
@@ -95,11 +99,16 @@ def check_inputs(chunks: Sequence[bytes], weights: Iterable[int], n_new_tokens: 
 
 def reference_train_merges(chunks: Sequence[bytes], weights: Iterable[int], n_new_tokens: int, *,
                            min_frequency: int = 0, tie_break: str = "ids",
-                           seed_tokens: Sequence[bytes] = ()) -> ReferenceMergeResult:
+                           seed_tokens: Sequence[bytes] = (),
+                           max_token_length: Optional[int] = None,
+                           veto: Optional[Callable[[bytes, bytes], object]] = None,
+                           forced_merges: Sequence[tuple[int, int]] = (),
+                           forced_counts: Optional[Sequence[int]] = None) -> ReferenceMergeResult:
     """Learn merges until ``n_new_tokens`` new tokens exist (see the module docstring).
 
-    ``seed_tokens`` (a test hook, as ``cybpe.training.trainer._train_merges_seeded``): tokens that exist
-    before training, with ids 256, 257, ...; merges that spell one of them reuse its id.
+    ``seed_tokens``: tokens that exist before training, with ids 256, 257, ...; merges that spell
+    one of them reuse its id. ``forced_merges``: id pairs, each spelling a byte or seed token,
+    reported with ``forced_counts`` (zeros by default).
     """
     tie_key = _tie_key(tie_break)
     weight_list = check_inputs(chunks, weights, n_new_tokens, min_frequency)
@@ -112,14 +121,35 @@ def reference_train_merges(chunks: Sequence[bytes], weights: Iterable[int], n_ne
     counts: dict[tuple[int, int], int] = {}
     for word, w in words:
         _add_windows(counts, word, w)
+    for k, (left, right) in enumerate(forced_merges):
+        new_id = id_of_bytes.get(result.token_bytes[left] + result.token_bytes[right])
+        if new_id is None:
+            raise InvalidParameterError(f"forced merge ({left}, {right}) spells no seed token")
+        result.merges.append((left, right))
+        result.new_ids.append(new_id)
+        result.counts.append(0 if forced_counts is None else forced_counts[k])
+        words = _apply(words, counts, left, right, new_id)
+
+    def allowed(pair: tuple[int, int]) -> bool:
+        left_bytes, right_bytes = result.token_bytes[pair[0]], result.token_bytes[pair[1]]
+        total = len(left_bytes) + len(right_bytes)
+        if max_token_length is not None and total >= max_token_length and total > 2:
+            return False
+        return veto is None or not veto(left_bytes, right_bytes)
+
+    refused: set[tuple[int, int]] = set()  # the rules depend on the bytes only: ask once
     created = 0
     while created < n_new_tokens:
-        if not counts:
+        candidates = {pair: c for pair, c in counts.items() if pair not in refused}
+        if not candidates:
             result.stop_reason = "no_pairs"
             return result
-        top = max(counts.values())
-        best = min((pair for pair, c in counts.items() if c == top),
+        top = max(candidates.values())
+        best = min((pair for pair, c in candidates.items() if c == top),
                    key=lambda pair: (tie_key(pair[0]), tie_key(pair[1])))
+        if not allowed(best):
+            refused.add(best)
+            continue
         if counts[best] < min_frequency:
             result.stop_reason = "min_frequency"
             return result
@@ -134,19 +164,25 @@ def reference_train_merges(chunks: Sequence[bytes], weights: Iterable[int], n_ne
         result.merges.append(best)
         result.new_ids.append(new_id)
         result.counts.append(counts[best])
-        still_pairs = []
-        for word, w in words:
-            if left in word and right in word:
-                new_word = _merge_word(word, left, right, new_id)
-                if new_word != word:
-                    _add_windows(counts, word, -w)
-                    _add_windows(counts, new_word, w)
-                    word = new_word
-            if len(word) >= 2:  # a single token has no pairs left
-                still_pairs.append((word, w))
-        words = still_pairs
+        words = _apply(words, counts, left, right, new_id)
     result.stop_reason = "vocab_size"
     return result
+
+
+def _apply(words: list[tuple[list[int], int]], counts: dict[tuple[int, int], int], left: int,
+           right: int, new_id: int) -> list[tuple[list[int], int]]:
+    """Merge ``left right`` into ``new_id`` in every word, updating ``counts``; drop single tokens."""
+    still_pairs = []
+    for word, w in words:
+        if left in word and right in word:
+            new_word = _merge_word(word, left, right, new_id)
+            if new_word != word:
+                _add_windows(counts, word, -w)
+                _add_windows(counts, new_word, w)
+                word = new_word
+        if len(word) >= 2:  # a single token has no pairs left
+            still_pairs.append((word, w))
+    return still_pairs
 
 
 def _add_windows(counts: dict[tuple[int, int], int], word: list[int], weight: int) -> None:

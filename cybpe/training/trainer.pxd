@@ -26,6 +26,7 @@ cdef extern from *:
 cdef enum:
     ERR_NOMEM = -1
     ERR_INTERNAL = -2
+    ERR_CALLBACK = -3      # a Python callback (the merge veto) raised
     OCC_UNIT = 4           # occurrence entries per pool unit; a class-c block holds OCC_UNIT << c
     OCC_NONE = 255         # occ_class of a pair without an occurrence block
     OCC_CLASSES = 32
@@ -50,6 +51,7 @@ cdef struct PairSlot:       # 32 bytes: two per cache line
     int32_t rise_step  # last step in which the count went up
     uint8_t occ_class  # the block holds OCC_UNIT << occ_class entries; OCC_NONE: no block
     uint8_t unsorted   # the entries may be out of node order
+    uint8_t excluded   # a merge rule (max length, veto) refused the pair when it topped the heap
 
 
 cdef struct PairTable:
@@ -163,6 +165,7 @@ cdef inline int64_t pairs_find_or_add(PairTable* t, uint64_t key) noexcept nogil
             s.occ_class = OCC_NONE
             s.rise_step = -1
             s.unsorted = 0
+            s.excluded = 0
             t.live += 1
             return <int64_t>i
         i = (i + 1) & t.mask

@@ -12,6 +12,7 @@ MAX_NODES: int
 StopReason = Literal["vocab_size", "min_frequency", "no_pairs"]
 Weights = Union[Sequence[int], Iterable[int], npt.NDArray[np.integer]]
 ProgressCallback = Callable[[int, int], object]
+Veto = Callable[[bytes, bytes], object]
 
 class MergeResult:
     merges: list[tuple[int, int]]
@@ -37,6 +38,10 @@ def train_merges(
     min_frequency: int = 0,
     tie_break: str = "ids",
     progress: Optional[ProgressCallback] = None,
+    max_token_length: Optional[int] = None,
+    veto: Optional[Veto] = None,
+    seed_tokens: Sequence[bytes] = (),
+    forced_merges: Sequence[tuple[int, int]] = (),
 ) -> MergeResult: ...
 def _train_merges_seeded(
     chunks: Iterable[bytes],
@@ -47,7 +52,14 @@ def _train_merges_seeded(
     min_frequency: int = 0,
     tie_break: str = "ids",
     progress: Optional[ProgressCallback] = None,
+    max_token_length: Optional[int] = None,
+    veto: Optional[Veto] = None,
+    forced_merges: Sequence[tuple[int, int]] = (),
 ) -> tuple[MergeResult, dict[str, int]]: ...
+def check_rules(max_token_length: Optional[int], veto: Optional[Veto]) -> int: ...
+def check_forced(
+    forced_merges: Iterable[Sequence[int]], seeds: Sequence[bytes]
+) -> list[tuple[int, int]]: ...
 
 class _MergeTrainer:
     def load(
@@ -58,6 +70,9 @@ class _MergeTrainer:
         n_target: int,
         min_frequency: int,
         seed_tokens: list[bytes],
+        max_token_length: int = 0,
+        veto: Optional[Veto] = None,
+        forced_merges: Optional[list[tuple[int, int]]] = None,
     ) -> None: ...
     def run(self, progress: Optional[ProgressCallback]) -> None: ...
     def stats(self) -> dict[str, int]: ...

@@ -70,6 +70,9 @@ cdef enum:
     PREFETCH_WEIGHT = 8    #   and that node's chunk weight this many sites ahead
 
 
+cdef class _MergeTrainer   # forward declaration: the veto callback reaches its owner
+
+
 cdef enum StopReason:
     RUNNING = 0
     STOP_VOCAB = 1
@@ -106,6 +109,12 @@ cdef struct Trainer:
     int64_t n_stale    #   occurrence lists sorted, merges that reused an existing id
     int64_t n_sorted
     int64_t n_reused
+    int64_t n_excluded # pairs refused by a merge rule when they topped the heap
+    int32_t max_token_length  # 0: no limit (else HF's rule, see pair_too_long)
+    void* veto_owner   # the _MergeTrainer whose ``veto`` to ask, or NULL
+    int32_t* forced_left   # merges applied first, in order, whatever their counts (resume)
+    int32_t* forced_right
+    int64_t n_forced
 
 
 # ---------------------------------------------------------------------------------------------
@@ -245,6 +254,53 @@ cdef int log_merge(Trainer* t, token_t left, token_t right, token_t merged_id,
     return 0
 
 
+cdef inline bint pair_too_long(const Trainer* t, token_t left, token_t right) noexcept nogil:
+    """HF ``max_token_length``: a pair is a candidate only while its bytes are fewer than the
+    limit, except a pair of two single bytes (HF counts those before the first merge)."""
+    cdef int64_t n_left = t.tokens.length[left]
+    cdef int64_t n_right = t.tokens.length[right]
+    return n_left + n_right >= t.max_token_length and n_left + n_right > 2
+
+
+cdef int ask_veto(Trainer* t, token_t left, token_t right) noexcept with gil:
+    """1 if the owner's ``veto(left_bytes, right_bytes)`` refuses the merge, 0 if not,
+    ERR_CALLBACK if it raised (the exception waits in ``veto_error``)."""
+    cdef _MergeTrainer owner = <_MergeTrainer>t.veto_owner
+    cdef const TokenStore* ts = &t.tokens
+    left_bytes = PyBytes_FromStringAndSize(<const char*>(ts.data + ts.offset[left]),
+                                           ts.length[left])
+    right_bytes = PyBytes_FromStringAndSize(<const char*>(ts.data + ts.offset[right]),
+                                            ts.length[right])
+    try:
+        return 1 if owner.veto(left_bytes, right_bytes) else 0
+    except BaseException as exc:
+        owner.veto_error = exc
+        return ERR_CALLBACK
+
+
+cdef int refused(Trainer* t, PairSlot* slot) noexcept nogil:
+    """1 if a merge rule excludes the pair (remembered in the slot), 0 if not, < 0 = error.
+
+    The rules depend on the two tokens' bytes only, so excluding a pair when it reaches the top of
+    the heap equals never counting it: its count decides nothing else (notes A.3: other pairs'
+    counts follow from the merges made, and an excluded pair is never made)."""
+    cdef token_t left = <token_t>(slot.key >> 32)
+    cdef token_t right = <token_t><uint32_t>slot.key
+    cdef int verdict = 0
+    if slot.excluded:
+        return 1
+    if t.max_token_length > 0 and pair_too_long(t, left, right):
+        verdict = 1
+    elif t.veto_owner != NULL:
+        verdict = ask_veto(t, left, right)
+        if verdict < 0:
+            return verdict
+    if verdict:
+        slot.excluded = 1
+        t.n_excluded += 1
+    return verdict
+
+
 cdef int merge_best(Trainer* t) noexcept nogil:
     """Pop the best live pair and merge it. 0 = done or stopped (``t.stop`` set), < 0 = error."""
     cdef HeapEntry top
@@ -252,6 +308,7 @@ cdef int merge_best(Trainer* t) noexcept nogil:
     cdef count_t live
     cdef token_t left, right, merged_id
     cdef bint is_new = False
+    cdef bint has_rules = t.max_token_length > 0 or t.veto_owner != NULL
     cdef int rc
     while True:
         if t.heap.size == 0:
@@ -263,7 +320,14 @@ cdef int merge_best(Trainer* t) noexcept nogil:
             continue
         live = t.pairs.slots[s].count
         if live == top.count:
-            break
+            if not has_rules:
+                break
+            rc = refused(t, &t.pairs.slots[s])
+            if rc < 0:
+                return rc
+            if rc == 0:
+                break
+            continue   # dropped from the heap; a later rise pushes it again, and it is refused
         if live > 0 and heap_push(&t.heap, live, top.key) != 0:
             return ERR_NOMEM
     if top.count < t.min_frequency:
@@ -283,6 +347,37 @@ cdef int merge_best(Trainer* t) noexcept nogil:
     if is_new:
         t.n_created += 1
     else:
+        t.n_reused += 1
+    return 0
+
+
+cdef int apply_forced(Trainer* t) noexcept nogil:
+    """Apply the forced merges in order, each at its live count (0 when the pair is absent).
+
+    Each spells an existing token (checked on the Python side), so no id is created. The heap's
+    invariant holds through them: apply_merge pushes every pair it raises, as for a chosen merge."""
+    cdef int64_t k, s
+    cdef token_t merged_id
+    cdef uint64_t key
+    cdef count_t live
+    cdef bint is_new = False
+    cdef int rc
+    for k in range(t.n_forced):
+        key = pair_key(t.forced_left[k], t.forced_right[k])
+        merged_id = tokens_concat(&t.tokens, t.forced_left[k], t.forced_right[k], &is_new)
+        if merged_id < 0:
+            return ERR_NOMEM
+        if is_new:
+            return ERR_INTERNAL
+        s = pairs_find(&t.pairs, key)
+        live = t.pairs.slots[s].count if s >= 0 else 0
+        rc = log_merge(t, t.forced_left[k], t.forced_right[k], merged_id, live)
+        if rc != 0:
+            return rc
+        if s >= 0:
+            rc = apply_merge(t, key, merged_id)
+            if rc != 0:
+                return rc
         t.n_reused += 1
     return 0
 
@@ -356,6 +451,51 @@ cdef int fill_initial_pairs(Trainer* t, count_t* pair_count, int64_t* pair_n,
             pid = nodes[i].sym * 256 + nodes[i + 1].sym
             t.pool.base[pair_start[pid]] = <node_t>i
             pair_start[pid] += 1
+    for i in range(t.heap.size // 2 - 1, -1, -1):
+        heap_sift_down(&t.heap, i)
+    return 0
+
+
+cdef int count_initial_token_pairs(Trainer* t) noexcept nogil:
+    """Pair counts and sorted occurrence lists when the nodes hold any token ids (resuming from
+    segmented chunks): two passes through the pair table instead of the dense byte-pair table."""
+    cdef Node* nodes = t.nodes
+    cdef int64_t i, s, block, n_live = 0
+    cdef uint64_t key
+    cdef PairSlot* slot
+    cdef int cls
+    for i in range(t.n_nodes):
+        if nodes[i].next >= 0:
+            if pairs_reserve(&t.pairs, 1) != 0:
+                return ERR_NOMEM
+            slot = &t.pairs.slots[pairs_find_or_add(&t.pairs,
+                                                    pair_key(nodes[i].sym, nodes[nodes[i].next].sym))]
+            slot.count += t.weight[nodes[i].chunk]
+            slot.occ_len += 1
+    if t.pairs.slots == NULL:   # no chunk has two tokens
+        return 0
+    if grow_array(<void**>&t.heap.data, &t.heap.cap, t.pairs.live + 1, sizeof(HeapEntry)) != 0:
+        return ERR_NOMEM
+    for s in range(<int64_t>(t.pairs.mask + 1)):
+        slot = &t.pairs.slots[s]
+        if slot.key == EMPTY_KEY:
+            continue
+        cls = occ_class_for(slot.occ_len)
+        block = pool_alloc(&t.pool, cls)
+        if block < 0:
+            return ERR_NOMEM
+        slot.occ_block = <uint32_t>block
+        slot.occ_class = <uint8_t>cls
+        slot.occ_len = 0
+        t.heap.data[t.heap.size].count = slot.count
+        t.heap.data[t.heap.size].key = slot.key
+        t.heap.size += 1
+    for i in range(t.n_nodes):
+        if nodes[i].next >= 0:
+            key = pair_key(nodes[i].sym, nodes[nodes[i].next].sym)
+            slot = &t.pairs.slots[pairs_find(&t.pairs, key)]
+            pool_block(&t.pool, slot.occ_block)[slot.occ_len] = <node_t>i
+            slot.occ_len += 1
     for i in range(t.heap.size // 2 - 1, -1, -1):
         heap_sift_down(&t.heap, i)
     return 0
@@ -440,6 +580,9 @@ cdef class _MergeTrainer:
 
     cdef Trainer t
     cdef list byte_of_id      # internal id (< 256) -> byte value
+    cdef object veto          # None, or veto(left_bytes, right_bytes) -> true to refuse
+    cdef object veto_error    # what the veto raised, re-raised by _check
+    cdef public list forced_counts  # reported for the forced merges instead of the live counts
 
     def __dealloc__(self):
         free(self.t.nodes)
@@ -457,16 +600,24 @@ cdef class _MergeTrainer:
         free(self.t.log_count)
         free(self.t.risen)
         free(self.t.emptied)
+        free(self.t.forced_left)
+        free(self.t.forced_right)
 
     cdef _check(self, int rc):
+        if rc == ERR_CALLBACK:
+            error, self.veto_error = self.veto_error, None
+            raise error
         if rc == ERR_NOMEM:
             raise MemoryError("out of memory while training BPE merges")
         if rc != 0:
             raise RuntimeError("cybpe trainer: internal invariant broken (please report this bug)")
 
     def load(self, list chunks, const int64_t[::1] weights, list byte_order,
-             Py_ssize_t n_target, count_t min_frequency, list seed_tokens):
-        """Copy the chunks into nodes, count the byte pairs and fill the heap."""
+             Py_ssize_t n_target, count_t min_frequency, list seed_tokens,
+             int32_t max_token_length=0, veto=None, list forced_merges=None):
+        """Copy the chunks into nodes, count the byte pairs and fill the heap.
+
+        ``forced_merges``: ``(left, right)`` pairs of internal ids, applied first by ``run``."""
         cdef int32_t id_of_byte[256]
         cdef int64_t total = 0, windows = 0, base = 0, m, n
         cdef int64_t ci = 0
@@ -520,6 +671,10 @@ cdef class _MergeTrainer:
             base += n
             ci += 1
         self._init_tokens(seed_tokens)
+        self.t.max_token_length = max_token_length
+        self.veto = veto
+        self.t.veto_owner = <void*>self if veto is not None else NULL
+        self._init_forced(forced_merges or [])
         pool_init(&self.t.pool)
         self.t.n_target = <int32_t>n_target
         self.t.min_frequency = min_frequency
@@ -552,10 +707,86 @@ cdef class _MergeTrainer:
             if not is_new:
                 raise InvalidParameterError(f"seed token {seed!r} is listed twice")
 
+    def load_tokens(self, const int32_t[::1] ids, const int64_t[::1] starts,
+                    const int64_t[::1] weights, list byte_order, Py_ssize_t n_target,
+                    count_t min_frequency, list seed_tokens, int32_t max_token_length, veto,
+                    list forced_merges, list forced_counts):
+        """Load chunks already segmented into internal token ids: chunk ``c`` is
+        ``ids[starts[c]:starts[c + 1]]``. The forced merges, already applied, are only logged
+        (with ``forced_counts``)."""
+        cdef Py_ssize_t n_chunks = starts.shape[0] - 1, c, ci = 0, k
+        cdef int64_t m, base = 0, n, total = 0
+        cdef int64_t n_ids = ids.shape[0]
+        cdef Node* node
+        cdef bint is_new = False
+        cdef int r, rc
+        cdef int32_t merged
+        if self.t.nodes != NULL:
+            raise RuntimeError("a _MergeTrainer loads its chunks once")
+        if n_chunks < 0 or starts[0] != 0 or starts[n_chunks] != n_ids:
+            raise InvalidParameterError("starts must run from 0 to len(ids)")
+        self.byte_of_id = byte_order
+        for c in range(n_chunks):
+            n = starts[c + 1] - starts[c]
+            if n >= 2:
+                total += n
+        if total > MAX_NODES:
+            raise TrainingError(f"the segmented chunks hold more than {MAX_NODES} tokens")
+        self.t.n_nodes = total
+        self.t.nodes = <Node*>malloc(max(total, 1) * sizeof(Node))
+        self.t.weight = <count_t*>malloc(max(n_chunks, 1) * sizeof(count_t))
+        if self.t.nodes == NULL or self.t.weight == NULL:
+            raise MemoryError("out of memory while loading training chunks")
+        for c in range(n_chunks):
+            n = starts[c + 1] - starts[c]
+            if n < 2:
+                continue
+            self.t.weight[ci] = weights[c]
+            for m in range(n):
+                node = &self.t.nodes[base + m]
+                node.sym = ids[starts[c] + m]
+                node.prev = <node_t>(base + m - 1) if m > 0 else -1
+                node.next = <node_t>(base + m + 1) if m + 1 < n else -1
+                node.chunk = <int32_t>ci
+            base += n
+            ci += 1
+        self._init_tokens(seed_tokens)
+        self.t.max_token_length = max_token_length
+        self.veto = veto
+        self.t.veto_owner = <void*>self if veto is not None else NULL
+        self._init_forced([])
+        for k in range(len(forced_merges)):
+            left, right = forced_merges[k]
+            merged = tokens_concat(&self.t.tokens, left, right, &is_new)
+            if merged < 0 or is_new:
+                self._check(ERR_NOMEM if merged < 0 else ERR_INTERNAL)
+            self._check(log_merge(&self.t, left, right, merged, forced_counts[k]))
+            self.t.n_reused += 1
+        pool_init(&self.t.pool)
+        self.t.n_target = <int32_t>n_target
+        self.t.min_frequency = min_frequency
+        with nogil:
+            rc = count_initial_token_pairs(&self.t)
+        self._check(rc)
+
+    cdef _init_forced(self, list forced_merges):
+        cdef Py_ssize_t n = len(forced_merges), k
+        self.t.forced_left = <int32_t*>malloc(max(n, 1) * sizeof(int32_t))
+        self.t.forced_right = <int32_t*>malloc(max(n, 1) * sizeof(int32_t))
+        if self.t.forced_left == NULL or self.t.forced_right == NULL:
+            raise MemoryError("out of memory while loading forced merges")
+        for k in range(n):
+            self.t.forced_left[k], self.t.forced_right[k] = forced_merges[k]
+        self.t.n_forced = n
+
     def run(self, progress):
-        """Merge until a stop condition; call ``progress(done, total)`` between batches."""
+        """Apply the forced merges, then merge until a stop condition; call
+        ``progress(done, total)`` between batches."""
         cdef int64_t limit = PROGRESS_EVERY if progress is not None else INT64_MAX
         cdef int rc
+        with nogil:
+            rc = apply_forced(&self.t)
+        self._check(rc)
         while True:
             with nogil:
                 rc = run_merges(&self.t, limit)
@@ -569,6 +800,7 @@ cdef class _MergeTrainer:
         """Counters for benchmarks: nodes, merge sites applied, stale occurrences, live pairs."""
         return {"nodes": self.t.n_nodes, "sites": self.t.n_sites, "stale": self.t.n_stale,
                 "sorted_lists": self.t.n_sorted, "reused_ids": self.t.n_reused,
+                "excluded_pairs": self.t.n_excluded,
                 "live_pairs": self.t.pairs.live, "pair_slots": self.t.pairs.mask + 1,
                 "heap_entries": self.t.heap.size, "pool_units": self.t.pool.used}
 
@@ -585,6 +817,8 @@ cdef class _MergeTrainer:
                   for k in range(self.t.n_log)]
         new_ids = [external(self.t.log_new[k]) for k in range(self.t.n_log)]
         counts = [self.t.log_count[k] for k in range(self.t.n_log)]
+        if self.forced_counts is not None:
+            counts[:len(self.forced_counts)] = self.forced_counts
         token_bytes = [bytes([b]) for b in range(256)]
         for tok in range(256, ts.n):
             token_bytes.append(PyBytes_FromStringAndSize(
@@ -593,7 +827,8 @@ cdef class _MergeTrainer:
 
 
 def train_merges(chunks, weights, n_new_tokens, *, min_frequency=0, tie_break="ids",
-                 progress=None):
+                 progress=None, max_token_length=None, veto=None, seed_tokens=(),
+                 forced_merges=(), forced_counts=None, replay="encode"):
     """Learn BPE merges from unique chunks and their multiplicities.
 
     ``chunks``: distinct ``bytes`` (pre-tokenized pieces); ``weights``: their int64 counts (> 0).
@@ -603,25 +838,114 @@ def train_merges(chunks, weights, n_new_tokens, *, min_frequency=0, tie_break="i
     in HF ByteLevel order, as HF ``BpeTrainer``). ``progress(done, total)`` is called every
     ``PROGRESS_EVERY`` merges and at the end; ``done`` counts new tokens, ``total`` is
     ``n_new_tokens``.
+
+    Rules (both only remove candidate pairs; the next best pair is taken instead):
+
+    * ``max_token_length`` (HF ``BpeTrainer`` semantics, in bytes): a pair is merged only if its
+      two tokens hold fewer than ``max_token_length`` bytes together; pairs of two single bytes
+      are always allowed. So the longest token has ``max(2, max_token_length - 1)`` bytes.
+    * ``veto(left_bytes, right_bytes)``: a true result refuses the merge. It must depend on its
+      arguments only; it is asked once per pair when the pair first tops the heap (with the GIL).
+
+    Resuming: ``seed_tokens`` (distinct ``bytes`` of length >= 2) exist before training with ids
+    256, 257, ...; a merge that spells one of them reuses its id. ``forced_merges`` (pairs of ids
+    among the bytes and seeds, each spelling a token) are applied first, in order, whatever their
+    counts, and open the merge list; their ``counts`` entries are ``forced_counts`` (zeros by
+    default: the counts they had where they were learned, not recounted here).
+
+    ``replay="encode"`` (default) segments each chunk with the forced merges through the rank
+    encoder (merge-list order, which equals applying them one by one to every chunk) and loads the
+    token sequences; ``"merges"`` applies them one by one in the trainer. Same result; the first
+    is several times faster on long chunks (SuperBPE's stage 2), where the trainer's occurrence
+    walks miss the cache on every node.
     """
-    return _train(chunks, weights, n_new_tokens, min_frequency, tie_break, progress, ()).result()
+    return _train(chunks, weights, n_new_tokens, min_frequency, tie_break, progress, seed_tokens,
+                  max_token_length, veto, forced_merges, forced_counts, replay).result()
 
 
 def _train_merges_seeded(chunks, weights, n_new_tokens, seed_tokens, *, min_frequency=0,
-                         tie_break="ids", progress=None):
-    """Test hook: like :func:`train_merges`, but ``seed_tokens`` exist before training.
+                         tie_break="ids", progress=None, max_token_length=None, veto=None,
+                         forced_merges=(), forced_counts=None, replay="encode"):
+    """Test hook: :func:`train_merges` with ``seed_tokens``, returning ``(MergeResult, stats)``.
 
-    They take ids 256, 257, ... in order, and a merge that spells one of them reuses its id. This is
-    the only way to reach the duplicate-bytes rule: with exact BPE two merges never spell the same
-    bytes (see ``tests/test_trainer_core.py``, ``test_no_merge_ever_spells_an_existing_token``).
-    Returns ``(MergeResult, stats dict)``.
+    Without seeds (or forced merges) the duplicate-bytes rule is never reached: with exact BPE two
+    merges never spell the same bytes (see ``tests/test_trainer_core.py``,
+    ``test_no_merge_ever_spells_an_existing_token``).
     """
     trainer = _train(chunks, weights, n_new_tokens, min_frequency, tie_break, progress,
-                     seed_tokens)
+                     seed_tokens, max_token_length, veto, forced_merges, forced_counts, replay)
     return trainer.result(), trainer.stats()
 
 
-def _train(chunks, weights, n_new_tokens, min_frequency, tie_break, progress, seed_tokens):
+def check_rules(max_token_length, veto):
+    """Validate the merge rules; ``max_token_length`` as an int (0: no limit)."""
+    if veto is not None and not callable(veto):
+        raise InvalidParameterError("veto must be callable or None")
+    if max_token_length is None:
+        return 0
+    max_token_length = _as_int(max_token_length, "max_token_length")
+    if not 1 <= max_token_length <= INT32_MAX:
+        raise InvalidParameterError(
+            f"max_token_length must be None or in [1, {INT32_MAX}]; got {max_token_length}")
+    return max_token_length
+
+
+def check_forced(forced_merges, seeds):
+    """The forced merges as a list of id pairs, each spelling a byte or seed token."""
+    tokens = [bytes([b]) for b in range(256)] + list(seeds)
+    known = set(tokens)
+    pairs = []
+    for k, merge in enumerate(forced_merges):
+        try:
+            left, right = (_as_int(x, "a forced merge id") for x in merge)
+        except (TypeError, ValueError):
+            raise InvalidParameterError(
+                f"forced merge {k} must be a (left, right) pair of ids; got {merge!r}") from None
+        if not (0 <= left < len(tokens) and 0 <= right < len(tokens)):
+            raise InvalidParameterError(f"forced merge {k} ({left}, {right}) names an unknown id")
+        if tokens[left] + tokens[right] not in known:
+            raise InvalidParameterError(
+                f"forced merge {k} ({left}, {right}) spells {tokens[left] + tokens[right]!r}, "
+                f"which is not a seed token")
+        pairs.append((left, right))
+    return pairs
+
+
+def _built_in_order(forced, seeds):
+    """Whether every forced merge joins bytes or tokens made by earlier forced merges. Only then
+    does the merge-list encoder (lowest rank first) equal applying the merges one by one: a merge
+    whose part appears later would otherwise fire after its rank."""
+    tokens = [bytes([b]) for b in range(256)] + list(seeds)
+    ids = {t: i for i, t in enumerate(tokens)}
+    made = set(range(256))
+    for left, right in forced:
+        if left not in made or right not in made:
+            return False
+        made.add(ids[tokens[left] + tokens[right]])
+    return True
+
+
+def _segment(chunk_list, weight_array, seeds, forced, byte_order):
+    """The chunks of >= 2 bytes encoded with the forced merges: (internal ids, starts, weights)."""
+    from cybpe.encode.encoder import RankEncoder
+
+    keep = [i for i, chunk in enumerate(chunk_list) if len(chunk) >= 2]
+    tokens = [bytes([b]) for b in range(256)] + seeds
+    encoder = RankEncoder(tokens, forced, whole_piece_lookup=False)
+    ends = np.cumsum(np.array([len(chunk_list[i]) for i in keep], dtype=np.int64))
+    ids = encoder.encode_utf8(b"".join([chunk_list[i] for i in keep]), ends).astype(np.int64)
+    token_end = np.cumsum(np.array([len(t) for t in tokens], dtype=np.int64)[ids])
+    starts = np.zeros(len(keep) + 1, dtype=np.int64)
+    starts[1:] = np.searchsorted(token_end, ends, side="left") + 1
+    internal = np.arange(len(tokens), dtype=np.int32)
+    internal[np.array(byte_order, dtype=np.int64)] = np.arange(256, dtype=np.int32)
+    return (np.ascontiguousarray(internal[ids], dtype=np.int32), starts,
+            np.ascontiguousarray(weight_array[np.array(keep, dtype=np.int64)], dtype=np.int64))
+
+
+def _train(chunks, weights, n_new_tokens, min_frequency, tie_break, progress, seed_tokens,
+           max_token_length=None, veto=None, forced_merges=(), forced_counts=None,
+           replay="encode"):
     if tie_break not in TIE_BREAKS:
         raise InvalidParameterError(
             f"tie_break must be one of {', '.join(repr(t) for t in TIE_BREAKS)}; got {tie_break!r}")
@@ -637,10 +961,34 @@ def _train(chunks, weights, n_new_tokens, min_frequency, tie_break, progress, se
         raise InvalidParameterError("progress must be callable or None")
     if any(not isinstance(seed, bytes) or len(seed) < 2 for seed in seeds):
         raise InvalidParameterError("seed tokens must be bytes of length >= 2")
+    limit = check_rules(max_token_length, veto)
+    external_forced = check_forced(forced_merges, seeds)
+    counts = [0] * len(external_forced) if forced_counts is None else \
+        [_as_int(c, "a forced count") for c in forced_counts]
+    if len(counts) != len(external_forced):
+        raise InvalidParameterError("forced_counts must have one entry per forced merge")
+    if replay not in ("encode", "merges"):
+        raise InvalidParameterError(f"replay must be 'encode' or 'merges'; got {replay!r}")
     chunk_list = list(chunks)
     weight_array = _as_weights(weights, len(chunk_list))
     byte_order = huggingface_byte_order() if tie_break == "huggingface" else list(range(256))
+    internal = {byte: r for r, byte in enumerate(byte_order)}
+    forced = [(internal.get(left, left) if left < 256 else left,
+               internal.get(right, right) if right < 256 else right)
+              for left, right in external_forced]
     trainer = _MergeTrainer()
-    trainer.load(chunk_list, weight_array, byte_order, n_new_tokens, min_frequency, seeds)
+    if forced and replay == "encode" and _built_in_order(external_forced, seeds):
+        for idx, chunk in enumerate(chunk_list):
+            if not isinstance(chunk, bytes):
+                raise InvalidParameterError(
+                    f"chunks must be bytes; chunk {idx} is {type(chunk).__name__}")
+        ids, starts, kept_weights = _segment(chunk_list, weight_array, seeds, external_forced,
+                                             byte_order)
+        trainer.load_tokens(ids, starts, kept_weights, byte_order, n_new_tokens, min_frequency,
+                            seeds, limit, veto, forced, counts)
+    else:
+        trainer.load(chunk_list, weight_array, byte_order, n_new_tokens, min_frequency, seeds,
+                     limit, veto, forced)
+        trainer.forced_counts = counts
     trainer.run(progress)
     return trainer

@@ -12,7 +12,7 @@ import numpy as np
 from cybpe.pretokenize.text import clean_surrogates
 from cybpe.encode.encoder import RankEncoder
 from cybpe.encode.fastpath import encode_scanned, encode_texts_flat, encode_texts_scanned
-from cybpe.pretokenize.scanner import Scanner
+from cybpe.pretokenize.scanner_api import BaseScanner
 from cybpe.pretokenize.pretokenizer import PreTokenizer
 from cybpe.pretokenize.registry import get_pretokenizer
 from cybpe.pretokenize.specials import SpecialTokenSplitter
@@ -91,7 +91,7 @@ class Tokenizer:
         if self.normalizer is not None:
             text = unicodedata.normalize(self.normalizer, clean_surrogates(text))
         pre = self.pretokenizer
-        if pre.uses_scanner:  # one GIL-free pass: compiled split + rank encoder
+        if pre.uses_scanner and isinstance(pre.scanner, BaseScanner):  # one GIL-free pass
             try:
                 data = text.encode("utf-8")
             except UnicodeEncodeError:  # lone surrogates: U+FFFD, as tiktoken
@@ -99,7 +99,8 @@ class Tokenizer:
             ids = encode_scanned(self._encoder, pre.scanner, data)
             if ids is not None:
                 return ids
-            # a compiled pattern past its step budget: its split() asks the regex module instead
+            # the scanner gave up on this text (a compiled pattern past its step budget): its
+            # split() asks the regex module instead
             return self._encoder.encode_str_pieces(pre.scanner.split(clean_surrogates(text)))
         return self._encoder.encode_str_pieces(pre.split(clean_surrogates(text)))
 
@@ -251,10 +252,10 @@ class Tokenizer:
 
     def _flat_batch(self, texts: list[str], limit: int, offsets: bool, allowed_special: SpecialSet,
                     disallowed_special: SpecialSet):
-        """encode_texts_flat of texts when one GIL-free pass can do them (built-in scanner, no
-        normalizer, no special token encoded as such), else None."""
+        """encode_texts_flat of texts when one GIL-free pass can do them (a compiled scanner that
+        does not give up on them, no normalizer, no special token encoded as such), else None."""
         pre = self.pretokenizer
-        if not (pre.uses_scanner and isinstance(pre.scanner, Scanner) and self.normalizer is None):
+        if not (pre.uses_scanner and isinstance(pre.scanner, BaseScanner) and self.normalizer is None):
             return None
         allowed, _ = self._allowed(allowed_special, disallowed_special)
         for text in texts:
@@ -337,7 +338,7 @@ class Tokenizer:
 
     def encode_ordinary_batch(self, texts: Sequence[str], *, num_threads: int = 8) -> list[list[int]]:
         pre = self.pretokenizer
-        if pre.uses_scanner and isinstance(pre.scanner, Scanner) and self.normalizer is None:
+        if pre.uses_scanner and isinstance(pre.scanner, BaseScanner) and self.normalizer is None:
             # Each thread encodes its whole slice in one GIL-free pass.
             def encode_slice(part: list[str]) -> list[list[int]]:
                 return encode_texts_scanned(self._encoder, pre.scanner, part)

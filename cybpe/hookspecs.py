@@ -38,7 +38,9 @@ def cybpe_register_pretokenizers(register):  # type: ignore[no-untyped-def]
         string (for the ``regex`` module), or a function of the parameters returning it;
         ``params`` maps each parameter name to ``(default, allowed_values)`` (``None`` for
         "any value the pattern function accepts"); ``scanner`` is an optional compiled splitter
-        that gives the same spans as the pattern (without one, cybpe compiles the pattern
+        (a subclass of ``cybpe.pretokenize.scanner_api.BaseScanner``, written in Cython against
+        the contract in ``scanner_api.pxd``; encode, batch encode, counting and training then
+        run it without the GIL) that gives the same spans as the pattern (without one, cybpe compiles the pattern
         itself when it can, see ``cybpe.pretokenize.pattern_compiler``); ``refine`` optionally post-processes the
         spans (for splits a leftmost regex cannot express); ``export_pattern`` (a string, or a
         function of the parameters) is one regex whose matches alone give the same final spans

@@ -1,21 +1,24 @@
+"""Typed stub of the fused scan + encode path (cybpe/encode/fastpath.pyx)."""
+
 import numpy as np
 import numpy.typing as npt
 
 from cybpe.encode.encoder import RankEncoder
-from cybpe.pretokenize.pattern_scanner import PatternScanner
-from cybpe.pretokenize.scanner import Scanner
+from cybpe.pretokenize.scanner_api import BaseScanner
 
 def encode_scanned(
-    encoder: RankEncoder, scanner: Scanner | PatternScanner, data: bytes | bytearray | memoryview
-) -> npt.NDArray[np.uint32] | None: ...
-def encode_texts_scanned(encoder: RankEncoder, scanner: Scanner, texts: list[str]) -> list[list[int]]: ...
+    encoder: RankEncoder, scanner: BaseScanner, data: bytes | bytearray | memoryview
+) -> npt.NDArray[np.uint32] | None:
+    """Ids of UTF-8 ``data``; None when the scanner gave up on it (split it with ``scanner.split``)."""
+def encode_texts_scanned(encoder: RankEncoder, scanner: BaseScanner, texts: list[str]) -> list[list[int]]:
+    """Id lists of many texts in one GIL-free pass."""
 def encode_scanned_spans(
     encoder: RankEncoder,
-    scanner: Scanner | PatternScanner,
+    scanner: BaseScanner,
     data: bytes | bytearray | memoryview,
     limit: int = -1,
     offsets: bool = True,
 ) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.int64] | None] | None: ...
 def encode_texts_flat(
-    encoder: RankEncoder, scanner: Scanner, texts: list[str], limit: int = -1, offsets: bool = False
+    encoder: RankEncoder, scanner: BaseScanner, texts: list[str], limit: int = -1, offsets: bool = False
 ) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.int64], npt.NDArray[np.int64] | None]: ...

@@ -13,8 +13,7 @@ from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memcpy
 
 from cybpe.encode.encoder cimport RankEncoder
-from cybpe.pretokenize.pattern_scanner cimport PatternScanner
-from cybpe.pretokenize.scanner cimport Scanner, scan_all
+from cybpe.pretokenize.scanner_api cimport BaseScanner, SCAN_GAVE_UP
 from cybpe._c.types cimport IdBuffer
 from cybpe._c.utf8_texts cimport Utf8Texts
 
@@ -33,19 +32,11 @@ cdef object ids_array(IdBuffer* buf):
     return out
 
 
-def encode_scanned(RankEncoder encoder, scanner, const uint8_t[::1] data):
-    """The uint32 ids of UTF-8 ``data``, split by ``scanner`` (a Scanner or a PatternScanner)
-    and encoded by ``encoder``. None when a PatternScanner ran past its step budget (the
-    caller then splits with the regex module)."""
+def encode_scanned(RankEncoder encoder, BaseScanner scanner not None, const uint8_t[::1] data):
+    """The uint32 ids of UTF-8 ``data``, split by ``scanner`` (any compiled scanner) and
+    encoded by ``encoder``. None when the scanner gave up on the text (SCAN_GAVE_UP: the
+    caller then splits it with ``scanner.split``)."""
     cdef Py_ssize_t n = data.shape[0]
-    cdef int kind = -1
-    cdef PatternScanner matcher = None
-    if isinstance(scanner, Scanner):
-        kind = (<Scanner>scanner).kind
-    elif isinstance(scanner, PatternScanner):
-        matcher = <PatternScanner>scanner
-    else:
-        raise TypeError(f"not a scanner: {scanner!r}")
     if n == 0:
         return np.empty(0, dtype=np.uint32)
     cdef int64_t* ends = NULL
@@ -57,13 +48,10 @@ def encode_scanned(RankEncoder encoder, scanner, const uint8_t[::1] data):
     buf.size = buf.capacity = 0
     try:
         with nogil:
-            if kind >= 0:
-                pieces = scan_all(kind, &data[0], n, &ends, &capacity)
-            else:
-                pieces = matcher.scan_all(&data[0], n, &ends, &capacity)
+            pieces = scanner.scan_all(&data[0], n, &ends, &capacity)
             if pieces >= 0:
                 rc = encoder.encode_pieces_into(&data[0], ends, pieces, &buf)
-        if pieces == -2:
+        if pieces == SCAN_GAVE_UP:
             return None
         if pieces < 0 or rc != 0:
             raise MemoryError()
@@ -73,13 +61,14 @@ def encode_scanned(RankEncoder encoder, scanner, const uint8_t[::1] data):
         free(buf.data)
 
 
-def encode_texts_scanned(RankEncoder encoder, Scanner scanner, list texts):
+def encode_texts_scanned(RankEncoder encoder, BaseScanner scanner not None, list texts):
     """The id lists of many texts, each split by ``scanner`` and encoded, all in one GIL-free
     pass (one call per thread lets threads scale: per-text calls hold the GIL between texts).
-    Lone surrogates become U+FFFD first, as in Tokenizer.encode."""
+    Lone surrogates become U+FFFD first, as in Tokenizer.encode. A text the scanner gives up
+    on is split afterwards, with the GIL, by ``scanner.split``."""
     cdef Py_ssize_t j, pieces = 0, capacity = 0
-    cdef int kind = scanner.kind
     cdef int rc = 0
+    cdef list gave_up = []
     cdef Utf8Texts batch
     try:
         batch = Utf8Texts(texts, clean_surrogates)
@@ -98,8 +87,12 @@ def encode_texts_scanned(RankEncoder encoder, Scanner scanner, list texts):
         with nogil:
             for j in range(batch.count):
                 if batch.lengths[j]:
-                    pieces = scan_all(kind, batch.starts[j], batch.lengths[j], &ends, &capacity)
-                    if pieces < 0:
+                    pieces = scanner.scan_all(batch.starts[j], batch.lengths[j], &ends, &capacity)
+                    if pieces == SCAN_GAVE_UP:
+                        with gil:
+                            gave_up.append(j)
+                        pieces = 0
+                    elif pieces < 0:
                         rc = -1
                         break
                     rc = encoder.encode_pieces_into(batch.starts[j], ends, pieces, &buf)
@@ -108,8 +101,11 @@ def encode_texts_scanned(RankEncoder encoder, Scanner scanner, list texts):
                 offsets[j + 1] = buf.size
         if rc != 0:
             raise MemoryError()
-        return [encoder.ids_to_list(buf.data + offsets[j], offsets[j + 1] - offsets[j])
-                for j in range(batch.count)]
+        out = [encoder.ids_to_list(buf.data + offsets[j], offsets[j + 1] - offsets[j])
+               for j in range(batch.count)]
+        for j in gave_up:
+            out[j] = encoder.encode_str_pieces(scanner.split(clean_surrogates(texts[j]))).tolist()
+        return out
     finally:
         free(offsets)
         free(ends)
@@ -181,7 +177,7 @@ cdef object spans_array(const int64_t* spans, Py_ssize_t n):
     return out
 
 
-def encode_scanned_spans(RankEncoder encoder, scanner, const uint8_t[::1] data,
+def encode_scanned_spans(RankEncoder encoder, BaseScanner scanner not None, const uint8_t[::1] data,
                          Py_ssize_t limit=-1, bint offsets=True):
     """(ids, spans) of UTF-8 ``data`` as :func:`encode_scanned` splits and encodes it, in one
     GIL-free pass: ``ids`` uint32, ``spans`` an int64 (n, 2) array of character (start, end)
@@ -189,16 +185,8 @@ def encode_scanned_spans(RankEncoder encoder, scanner, const uint8_t[::1] data,
 
     With ``limit >= 0`` the encoding stops at the first piece end past ``limit`` ids: the ids are
     a prefix of the full encoding, all of it when it has at most ``limit`` ids, else more than
-    ``limit`` of them. None when a PatternScanner ran past its step budget."""
+    ``limit`` of them. None when the scanner gave up on the text (SCAN_GAVE_UP)."""
     cdef Py_ssize_t n = data.shape[0]
-    cdef int kind = -1
-    cdef PatternScanner matcher = None
-    if isinstance(scanner, Scanner):
-        kind = (<Scanner>scanner).kind
-    elif isinstance(scanner, PatternScanner):
-        matcher = <PatternScanner>scanner
-    else:
-        raise TypeError(f"not a scanner: {scanner!r}")
     if n == 0:
         return np.empty(0, dtype=np.uint32), (np.empty((0, 2), dtype=np.int64) if offsets else None)
     cdef int64_t* ends = NULL
@@ -211,10 +199,7 @@ def encode_scanned_spans(RankEncoder encoder, scanner, const uint8_t[::1] data,
     buf.size = buf.capacity = 0
     try:
         with nogil:
-            if kind >= 0:
-                pieces = scan_all(kind, &data[0], n, &ends, &capacity)
-            else:
-                pieces = matcher.scan_all(&data[0], n, &ends, &capacity)
+            pieces = scanner.scan_all(&data[0], n, &ends, &capacity)
             if pieces >= 0:
                 rc = encode_budget(encoder, &data[0], ends, pieces, limit, &buf)
             if pieces >= 0 and rc == 0 and offsets:
@@ -223,7 +208,7 @@ def encode_scanned_spans(RankEncoder encoder, scanner, const uint8_t[::1] data,
                     rc = -1
                 else:
                     char_spans(encoder.tables.token_offsets, &data[0], buf.data, buf.size, spans)
-        if pieces == -2:
+        if pieces == SCAN_GAVE_UP:
             return None
         if pieces < 0 or rc != 0:
             raise MemoryError()
@@ -234,15 +219,15 @@ def encode_scanned_spans(RankEncoder encoder, scanner, const uint8_t[::1] data,
         free(buf.data)
 
 
-def encode_texts_flat(RankEncoder encoder, Scanner scanner, list texts, Py_ssize_t limit=-1,
+def encode_texts_flat(RankEncoder encoder, BaseScanner scanner not None, list texts, Py_ssize_t limit=-1,
                       bint offsets=False):
     """Many texts in one GIL-free pass, as flat arrays: ``(ids, row_ends, spans)`` where text j's
     ids are ``ids[row_ends[j-1]:row_ends[j]]`` (row_ends[-1] = 0), ``spans`` their character
     offsets into text j ((n, 2) int64, None unless ``offsets``). With ``limit >= 0`` each text
     keeps only the first ``limit`` ids of its encoding (plain id truncation; the rest is never
-    encoded). Lone surrogates become U+FFFD first, as in Tokenizer.encode."""
+    encoded). Lone surrogates become U+FFFD first, as in Tokenizer.encode. None when the
+    scanner gave up on one of the texts (SCAN_GAVE_UP: the caller takes the per-text path)."""
     cdef Py_ssize_t j, k, pieces = 0, capacity = 0, first
-    cdef int kind = scanner.kind
     cdef int rc = 0
     cdef Utf8Texts batch
     try:
@@ -264,9 +249,9 @@ def encode_texts_flat(RankEncoder encoder, Scanner scanner, list texts, Py_ssize
             for j in range(batch.count):
                 first = buf.size
                 if batch.lengths[j]:
-                    pieces = scan_all(kind, batch.starts[j], batch.lengths[j], &ends, &capacity)
+                    pieces = scanner.scan_all(batch.starts[j], batch.lengths[j], &ends, &capacity)
                     if pieces < 0:
-                        rc = -1
+                        rc = -2 if pieces == SCAN_GAVE_UP else -1
                         break
                     rc = encode_budget(encoder, batch.starts[j], ends, pieces, limit, &buf)
                     if rc != 0:
@@ -284,6 +269,8 @@ def encode_texts_flat(RankEncoder encoder, Scanner scanner, list texts, Py_ssize
                         char_spans(encoder.tables.token_offsets, batch.starts[j], buf.data + first,
                                    buf.size - first, spans + 2 * first)
                 rows[j] = buf.size
+        if rc == -2:
+            return None
         if rc != 0:
             raise MemoryError()
         return ids_array(&buf), row_ends, (spans_array(spans, buf.size) if offsets else None)

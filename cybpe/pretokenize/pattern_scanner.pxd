@@ -1,6 +1,8 @@
 # C-level API of the compiled-pattern matcher (see _pattern_scanner.pyx).
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 
+from cybpe.pretokenize.scanner_api cimport BaseScanner
+
 
 cdef struct Instruction:
     int32_t op, a, b, c, d      # see the opcodes in _pattern_compiler.py
@@ -19,7 +21,7 @@ cdef struct CharClass:
     bint negated
 
 
-cdef class PatternScanner:
+cdef class PatternScanner(BaseScanner):
     cdef readonly str pattern
     cdef object _regex
     cdef Py_ssize_t n_code, n_classes
@@ -29,7 +31,6 @@ cdef class PatternScanner:
 
     cdef Py_ssize_t scan_all(self, const uint8_t* s, Py_ssize_t n, int64_t** ends,
                              Py_ssize_t* capacity) noexcept nogil
-        # Every piece end of s[0:n] into the malloc'ed *ends (grown with realloc; the caller
-        # frees it in every case). Returns the number of pieces, -2 past the step budget (the
-        # caller then splits with the regex module) or -3 when out of memory.
+        # BaseScanner.scan_all (scanner_api.pxd): the number of pieces, SCAN_GAVE_UP (-2) past
+        # the step budget (split() then asks the regex module) or -3 when out of memory.
     cdef object _ends(self, const uint8_t* s, Py_ssize_t n)

@@ -327,7 +327,7 @@ cdef Py_ssize_t scan_pieces(Machine* m, const uint8_t* s, Py_ssize_t n, int64_t*
 
 # ---------------------------------------------------------------- the Python class
 
-cdef class PatternScanner:
+cdef class PatternScanner(BaseScanner):
     """Compiled splitting for a regex ``pattern`` (see the module docstring)."""
 
     def __cinit__(self, str pattern):

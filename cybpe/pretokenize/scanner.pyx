@@ -2,7 +2,7 @@
 #
 # Each scanner returns, for a piece starting at a byte offset, the byte offset where the
 # pattern's leftmost match ends. The rule order follows the alternatives of the pattern
-# (notes: shared/notes/algorithms.md C.1, C.5); every rule is commented with the alternative
+# (leftmost alternative first, as the regex module tries them); every rule is commented with the alternative
 # it implements, and tests/test_scanner.py compares the spans with `regex` on corpora, on
 # hypothesis text and on a hostile-alphabet fuzzer.
 #
@@ -19,9 +19,6 @@
 # * scan_all has one loop per kind rather than a switch per piece (+10%). gcc does not inline
 #   the scanner bodies (too large), so the flags (digits, marks, end-of-text-first) stay
 #   arguments; they are perfectly predicted branches.
-# * The piece-end buffer goes to numpy without a copy (EndsBuffer) and is shrunk only when more
-#   than a quarter is unused: shrinking every time made glibc serve the next call with fresh
-#   mmap pages (~850 page faults per 2 MB call, -15%).
 # * Right-to-left digit groups (gpt4-digits-rtl) stay linear without state: at a number
 #   character whose predecessor is also a number we are inside a run whose remaining length is
 #   a multiple of three, so the group is the next three characters; only the first group of a
@@ -29,25 +26,14 @@
 # * o200k's words backtrack in the regex; here one pass over the "upper" run records the end
 #   of the last Lm/Lo/M character, which is exactly where the regex's backtracking lands.
 #   Every rule scans a bounded number of times past a piece's end, so all scanners are linear.
-# * split_spans converts byte ends to code-point offsets in C; an ASCII str is scanned in place
-#   (its data is its UTF-8), any other str is encoded once with "surrogatepass". Building the
-#   Python tuples then costs more than the scan itself.
+# * The Python methods (split_utf8, split_spans, split) come from BaseScanner (scanner_api.pyx),
+#   which calls Scanner.scan_all through the class's vtable: one indirect call per text.
 
-cimport cython
-from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
-from cpython.unicode cimport PyUnicode_DATA, PyUnicode_GET_LENGTH
 from libc.stdint cimport int64_t, uint8_t, uint16_t, uint32_t
-from libc.stdlib cimport free, realloc
-
-from cybpe._c.utf8 cimport decode_cp, ends_to_code_points, is_cont
-
-import numpy as np
+from cybpe._c.utf8 cimport decode_cp, is_cont
+from cybpe.pretokenize.scanner_api cimport BaseScanner, SCAN_NO_MEMORY, push_end, reserve_ends
 
 from cybpe.errors import UnknownPreTokenizerError
-
-
-cdef extern from "Python.h":
-    bint PyUnicode_IS_COMPACT_ASCII(object o)
 
 
 cdef extern from "unicode_tables.h" nogil:
@@ -95,6 +81,20 @@ SCANNER_NAMES = (
     "gpt2", "cl100k", "o200k", "llama3", "qwen2", "gpt4-digits1", "gpt4-digits2",
     "gpt4-digits3", "gpt4-digits-rtl", "abugida",
 )
+# Scanner kinds: indexes into SCANNER_NAMES, private to this module (other modules dispatch
+# through BaseScanner.scan_all).
+cdef enum:
+    SCAN_GPT2 = 0
+    SCAN_CL100K = 1
+    SCAN_O200K = 2
+    SCAN_LLAMA3 = 3
+    SCAN_QWEN2 = 4
+    SCAN_GPT4_DIGITS1 = 5
+    SCAN_GPT4_DIGITS2 = 6
+    SCAN_GPT4_DIGITS3 = 7
+    SCAN_GPT4_DIGITS_RTL = 8
+    SCAN_ABUGIDA = 9
+
 _KIND_OF_NAME = {name: kind for kind, name in enumerate(SCANNER_NAMES)}
 
 
@@ -442,130 +442,53 @@ cdef Py_ssize_t scan_next(int kind, const uint8_t* s, Py_ssize_t n, Py_ssize_t p
 # Whole-text loops (one per kind, so the flags are compile-time constants)
 # ---------------------------------------------------------------------------------------------
 
-cdef inline int grow(int64_t** ends, Py_ssize_t* capacity, Py_ssize_t want) noexcept nogil:
-    cdef Py_ssize_t cap = capacity[0]
-    cdef int64_t* grown
-    if cap < 256:
-        cap = 256
-    while cap < want:
-        cap *= 2
-    grown = <int64_t*> realloc(ends[0], cap * sizeof(int64_t))
-    if grown == NULL:
-        return -1
-    ends[0] = grown
-    capacity[0] = cap
-    return 0
-
-
-cdef inline bint push_end(int64_t** ends, Py_ssize_t* capacity, Py_ssize_t* count,
-                          Py_ssize_t end) noexcept nogil:
-    """Append one piece end; True when out of memory."""
-    if count[0] == capacity[0] and grow(ends, capacity, count[0] + 1) != 0:
-        return True
-    ends[0][count[0]] = end
-    count[0] += 1
-    return False
-
-
-cdef Py_ssize_t scan_all(int kind, const uint8_t* s, Py_ssize_t n,
-                         int64_t** ends, Py_ssize_t* capacity) noexcept nogil:
+cdef Py_ssize_t scan_kind_all(int kind, const uint8_t* s, Py_ssize_t n,
+                              int64_t** ends, Py_ssize_t* capacity) noexcept nogil:
     # One loop per kind, so each scanner is inlined with its flags as constants.
     cdef Py_ssize_t count = 0
     cdef Py_ssize_t pos = 0
     # A first guess of the piece count: about one piece per four bytes of prose.
-    if capacity[0] < n // 4 + 16 and grow(ends, capacity, n // 4 + 16) != 0:
-        return -1
+    if reserve_ends(ends, capacity, n // 4 + 16) != 0:
+        return SCAN_NO_MEMORY
     if kind == SCAN_CL100K or kind == SCAN_GPT4_DIGITS3:
         while pos < n:
             pos = scan_gpt4(s, n, pos, 3, False, True)
-            if push_end(ends, capacity, &count, pos): return -1
+            if push_end(ends, capacity, &count, pos): return SCAN_NO_MEMORY
     elif kind == SCAN_O200K:
         while pos < n:
             pos = scan_o200k(s, n, pos)
-            if push_end(ends, capacity, &count, pos): return -1
+            if push_end(ends, capacity, &count, pos): return SCAN_NO_MEMORY
     elif kind == SCAN_GPT2:
         while pos < n:
             pos = scan_gpt2(s, n, pos)
-            if push_end(ends, capacity, &count, pos): return -1
+            if push_end(ends, capacity, &count, pos): return SCAN_NO_MEMORY
     elif kind == SCAN_LLAMA3:
         while pos < n:
             pos = scan_gpt4(s, n, pos, 3, False, False)
-            if push_end(ends, capacity, &count, pos): return -1
+            if push_end(ends, capacity, &count, pos): return SCAN_NO_MEMORY
     elif kind == SCAN_QWEN2:
         while pos < n:
             pos = scan_gpt4(s, n, pos, 1, False, False)
-            if push_end(ends, capacity, &count, pos): return -1
+            if push_end(ends, capacity, &count, pos): return SCAN_NO_MEMORY
     elif kind == SCAN_GPT4_DIGITS1:
         while pos < n:
             pos = scan_gpt4(s, n, pos, 1, False, True)
-            if push_end(ends, capacity, &count, pos): return -1
+            if push_end(ends, capacity, &count, pos): return SCAN_NO_MEMORY
     elif kind == SCAN_GPT4_DIGITS2:
         while pos < n:
             pos = scan_gpt4(s, n, pos, 2, False, True)
-            if push_end(ends, capacity, &count, pos): return -1
+            if push_end(ends, capacity, &count, pos): return SCAN_NO_MEMORY
     elif kind == SCAN_GPT4_DIGITS_RTL:
         while pos < n:
             pos = scan_gpt4(s, n, pos, 0, False, True)
-            if push_end(ends, capacity, &count, pos): return -1
+            if push_end(ends, capacity, &count, pos): return SCAN_NO_MEMORY
     elif kind == SCAN_ABUGIDA:
         while pos < n:
             pos = scan_gpt4(s, n, pos, 3, True, True)
-            if push_end(ends, capacity, &count, pos): return -1
+            if push_end(ends, capacity, &count, pos): return SCAN_NO_MEMORY
     else:
-        if n and push_end(ends, capacity, &count, n): return -1
+        if n and push_end(ends, capacity, &count, n): return SCAN_NO_MEMORY
     return count
-
-
-@cython.final
-cdef class EndsBuffer:
-    """Owns a malloc'ed int64 array and lends it to numpy without a copy (buffer protocol)."""
-    cdef int64_t* data
-    cdef Py_ssize_t count
-    cdef Py_ssize_t itemsize
-
-    def __dealloc__(self):
-        free(self.data)
-
-    def __getbuffer__(self, Py_buffer* view, int flags):
-        view.buf = self.data
-        view.obj = self
-        view.len = self.count * sizeof(int64_t)
-        view.readonly = 0
-        view.itemsize = sizeof(int64_t)
-        view.format = "q"
-        view.ndim = 1
-        view.shape = &self.count
-        view.strides = &self.itemsize
-        view.suboffsets = NULL
-        view.internal = NULL
-
-    def __releasebuffer__(self, Py_buffer* view):
-        pass
-
-
-cdef object piece_ends(int kind, const uint8_t* s, Py_ssize_t n, bint code_points):
-    """Piece ends of s[0:n] as an int64 numpy array, in bytes or code points (GIL released)."""
-    cdef EndsBuffer owner = EndsBuffer.__new__(EndsBuffer)
-    cdef Py_ssize_t capacity = 0
-    cdef Py_ssize_t count
-    cdef int64_t* shrunk
-    with nogil:
-        count = scan_all(kind, s, n, &owner.data, &capacity)
-        if count >= 0 and code_points:
-            ends_to_code_points(s, owner.data, count)
-        # Give back memory only when much is unused: shrinking every time would make glibc
-        # serve the next call with fresh (page-faulting) mmap memory (measured: -15% on en.txt).
-        if 0 < count < capacity - capacity // 4:
-            shrunk = <int64_t*> realloc(owner.data, count * sizeof(int64_t))
-            if shrunk != NULL:
-                owner.data = shrunk
-    if count < 0:
-        raise MemoryError("scanner: out of memory for the piece ends")
-    if count == 0:
-        return np.empty(0, dtype=np.int64)
-    owner.count = count
-    owner.itemsize = sizeof(int64_t)
-    return np.frombuffer(owner, dtype=np.int64)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -594,11 +517,12 @@ def _ends_by_scan_next(int kind, data) -> list:
     return ends
 
 
-cdef class Scanner:
+cdef class Scanner(BaseScanner):
     """A compiled splitter with exactly the spans of one built-in pre-tokenizer pattern.
 
     ``Scanner("cl100k").split_spans(text)`` equals the ``regex.finditer`` spans of the
     cl100k pattern; ``gpt4-digits-rtl`` also applies its right-to-left digit grouping.
+    Immutable: every method is safe to call from several threads at once.
     """
 
     def __cinit__(self, str name):
@@ -609,43 +533,9 @@ cdef class Scanner:
         self.name = name
         self.kind = _KIND_OF_NAME[name]
 
-    def split_utf8(self, data) -> np.ndarray:
-        """int64 array of the piece END byte offsets of UTF-8 ``data`` (bytes-like).
-
-        Lone surrogates written with "surrogatepass" are read as code points; other invalid
-        bytes never fault and count as one "other" character each.
-        """
-        cdef const uint8_t[::1] buf = data
-        if buf.shape[0] == 0:
-            return np.empty(0, dtype=np.int64)
-        return piece_ends(self.kind, &buf[0], buf.shape[0], False)
-
-    def split_spans(self, str text) -> list:
-        """``(start, end)`` code-point offsets of the pieces, as ``regex.finditer`` gives them."""
-        cdef bytes encoded
-        cdef const uint8_t* s
-        cdef Py_ssize_t n = PyUnicode_GET_LENGTH(text)
-        cdef Py_ssize_t k, start = 0, end
-        cdef int64_t[::1] ends
-        cdef list spans = []
-        if n == 0:
-            return spans
-        if PyUnicode_IS_COMPACT_ASCII(text):
-            ends = piece_ends(self.kind, <const uint8_t*> PyUnicode_DATA(text), n, False)
-        else:
-            encoded = text.encode("utf-8", "surrogatepass")
-            s = <const uint8_t*> PyBytes_AS_STRING(encoded)
-            ends = piece_ends(self.kind, s, PyBytes_GET_SIZE(encoded), True)
-        for k in range(ends.shape[0]):
-            end = ends[k]
-            spans.append((start, end))
-            start = end
-        return spans
-
-    def split(self, str text) -> list:
-        """The pieces of ``text``; they concatenate back to it."""
-        cdef Py_ssize_t start, end
-        return [text[start:end] for start, end in self.split_spans(text)]
+    cdef Py_ssize_t scan_all(self, const uint8_t* s, Py_ssize_t n, int64_t** ends,
+                             Py_ssize_t* capacity) noexcept nogil:
+        return scan_kind_all(self.kind, s, n, ends, capacity)
 
     def __reduce__(self):
         return (Scanner, (self.name,))
@@ -654,6 +544,7 @@ cdef class Scanner:
         return f"Scanner({self.name!r})"
 
     def __eq__(self, other):
+        """Scanners of the same name are equal."""
         if not isinstance(other, Scanner):
             return NotImplemented
         return self.kind == (<Scanner> other).kind

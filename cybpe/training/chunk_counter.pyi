@@ -1,28 +1,31 @@
 """Typed stub of the compiled chunk counter (cybpe/training/chunk_counter.pyx)."""
 
-from typing import Iterable, Mapping, Optional, Union
+from typing import Iterable, Mapping, Optional, Union, final
 
 import numpy as np
 import numpy.typing as npt
 
-from cybpe.pretokenize.pattern_scanner import PatternScanner
-from cybpe.pretokenize.scanner import Scanner
+from cybpe.pretokenize.scanner_api import BaseScanner
 
 _BytesLike = Union[bytes, bytearray, memoryview, npt.NDArray[np.uint8]]
-_Kind = Union[str, int, Scanner, None]
+_Kind = Union[str, int, BaseScanner, None]
 _Chunk = Union[bytes, str]
 
+@final
 class ChunkCounter:
     """Distinct chunks (bytes) -> int64 counts, filled by a compiled scanner (GIL released)."""
 
     @property
+    def scanner(self) -> Optional[BaseScanner]:
+        """The compiled scanner ``add_text``/``add_utf8`` use; None for a storage-only counter."""
+    @property
     def kind(self) -> int:
-        """The scanner kind used by ``add_text``/``add_utf8``; -1 for a storage-only counter."""
+        """The built-in scanner's kind number; -1 without a scanner or for any other scanner."""
     def __init__(self, kind: _Kind = None) -> None: ...
     def add_text(self, text: str, kind: _Kind = None) -> None:
         """Count the pieces of ``text``; UnicodeEncodeError (nothing counted) on lone surrogates."""
     def add_texts(self, texts: list[str], kind: _Kind = None) -> None: ...
-    def add_texts_matched(self, texts: list[str], matcher: PatternScanner) -> None: ...
+    def add_texts_matched(self, texts: list[str], matcher: BaseScanner) -> None: ...
     def add_utf8(self, data: _BytesLike, kind: _Kind = None) -> None:
         """Count the pieces of UTF-8 bytes; invalid bytes never fault."""
     def add_counts(
@@ -42,6 +45,6 @@ class ChunkCounter:
     def sorted_arrays(self) -> tuple[list[bytes], npt.NDArray[np.int64]]: ...
     def get(self, chunk: bytes, default: Optional[int] = 0) -> Optional[int]: ...
     def __eq__(self, other: object) -> bool: ...
-    def __reduce__(self) -> tuple[object, tuple[int, bytes, bytes, bytes, str]]: ...
+    def __reduce__(self) -> tuple[object, tuple[Optional[BaseScanner], bytes, bytes, bytes, str]]: ...
 
-def _rebuild(kind: int, arena: bytes, offsets: bytes, counts: bytes, byteorder: str) -> ChunkCounter: ...
+def _rebuild(scanner: Union[BaseScanner, int, None], arena: bytes, offsets: bytes, counts: bytes, byteorder: str) -> ChunkCounter: ...

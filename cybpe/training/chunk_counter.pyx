@@ -18,10 +18,11 @@
 #   only the slots (the tag is also the position), and the memory per distinct chunk is its
 #   bytes + 16 (offset, count) + ~12 (slots at load <= 2/3). A dict of bytes -> int costs ~150.
 # * Lengths come from consecutive offsets, so no length field: chunks are appended in order.
-# * Pieces come from scan_next (one call per piece) rather than scan_all: scan_all would need
-#   an 8-byte end per piece (2x the text in memory for a 4 M-character block). Scanning is
-#   about a third of the time (50 MB: scan_all alone 0.17-0.33 s, counting 0.54-0.64 s);
-#   hashing and probing are the rest.
+# * Pieces come from the scanner's scan_all (BaseScanner, scanner_api.pxd: any compiled scanner,
+#   third-party ones included, one vtable call per text) into an end buffer reused across the
+#   texts of a batch; it costs an 8-byte end per piece (up to 2x a 4 M-character block).
+#   Scanning is about a third of the time (50 MB: scan_all alone 0.17-0.33 s, counting
+#   0.54-0.64 s); hashing and probing are the rest.
 # * The hash reads 8-byte words (two overlapping 4-byte loads for 4..7-byte tails) and mixes
 #   them with a 64x64->128 multiply; its top 32 bits are the tag. Seeded per process, so the
 #   table's probe lengths cannot be planned by whoever writes the text; no result depends on it
@@ -44,10 +45,10 @@ import numpy as np
 import os
 import sys
 
-from cybpe.pretokenize.pattern_scanner cimport PatternScanner
 from cybpe._c.utf8_texts cimport Utf8Texts
-from cybpe.pretokenize.scanner cimport SCAN_KIND_COUNT, Scanner, scan_next
-from cybpe.pretokenize.scanner import SCANNER_NAMES
+from cybpe.pretokenize.scanner_api cimport BaseScanner, SCAN_GAVE_UP
+
+from cybpe.pretokenize import scanner as _builtin  # the built-in scanners, by name or kind
 
 
 cdef extern from "Python.h":
@@ -92,6 +93,7 @@ cdef enum:
     ERR_MEMORY = -1
     ERR_OVERFLOW = -2
     ERR_TOO_MANY = -3
+    ERR_GAVE_UP = -4        # the scanner declined the text: split it with scanner.split()
 
 cdef Py_ssize_t RELEASE_GIL_BYTES = 1 << 14
 cdef uint64_t HASH_SEED = <uint64_t> int.from_bytes(os.urandom(8), "little")
@@ -217,17 +219,16 @@ cdef inline int table_add(ChunkTable* t, const uint8_t* p, int64_t n, int64_t co
     return 0
 
 
-cdef int table_count_text(ChunkTable* t, int kind, const uint8_t* s, Py_ssize_t n) noexcept nogil:
-    """Count every piece of the UTF-8 text s[0:n] as the scanner `kind` cuts it."""
-    cdef Py_ssize_t pos = 0, end
-    cdef int rc
-    while pos < n:
-        end = scan_next(kind, s, n, pos)
-        rc = table_add(t, s + pos, end - pos, 1)
-        if rc != 0:
-            return rc
-        pos = end
-    return 0
+cdef int table_count_text(ChunkTable* t, BaseScanner scanner, const uint8_t* s, Py_ssize_t n,
+                          int64_t** ends, Py_ssize_t* capacity) noexcept nogil:
+    """Count every piece of the UTF-8 text s[0:n] (n >= 1) as `scanner` cuts it; the piece
+    ends go through the caller's buffer *ends (freed by the caller)."""
+    cdef Py_ssize_t n_pieces = scanner.scan_all(s, n, ends, capacity)
+    if n_pieces == SCAN_GAVE_UP:
+        return ERR_GAVE_UP
+    if n_pieces < 0:
+        return ERR_MEMORY
+    return table_count_ends(t, s, ends[0], n_pieces)
 
 
 cdef int table_count_ends(ChunkTable* t, const uint8_t* s, const int64_t* ends,
@@ -371,18 +372,19 @@ cdef int64_t* table_sorted_entries(const ChunkTable* t) noexcept nogil:
 
 # -- Python API -------------------------------------------------------------------------------
 
-cdef int kind_of(object kind) except -2:
-    if kind is None:
-        return -1
-    if isinstance(kind, Scanner):
-        return (<Scanner> kind).kind
-    if isinstance(kind, str):
-        if kind not in SCANNER_NAMES:
-            raise ValueError(f"no compiled scanner named {kind!r}; available: {', '.join(SCANNER_NAMES)}")
-        return SCANNER_NAMES.index(kind)
-    if isinstance(kind, int) and 0 <= kind < SCAN_KIND_COUNT:
+cdef BaseScanner scanner_of(object kind):
+    """The compiled scanner `kind` names: a BaseScanner itself, a built-in scanner name or kind
+    number, or None."""
+    if kind is None or isinstance(kind, BaseScanner):
         return kind
-    raise ValueError(f"not a scanner kind: {kind!r}")
+    names = _builtin.SCANNER_NAMES
+    if isinstance(kind, str):
+        if kind not in names:
+            raise ValueError(f"no compiled scanner named {kind!r}; available: {', '.join(names)}")
+        return _builtin.Scanner(kind)
+    if isinstance(kind, int) and 0 <= kind < len(names):
+        return _builtin.Scanner(names[kind])
+    raise ValueError(f"not a scanner: {kind!r}")
 
 
 cdef raise_for(int rc):
@@ -398,16 +400,16 @@ cdef raise_for(int rc):
 cdef class ChunkCounter:
     """Distinct chunks (bytes) -> int64 counts, filled by a compiled scanner.
 
-    ``ChunkCounter("cl100k")`` counts the pieces of texts given to :meth:`add_text` /
+    ``ChunkCounter("cl100k")`` (or any compiled scanner: ``ChunkCounter(scanner)``) counts the pieces of texts given to :meth:`add_text` /
     :meth:`add_utf8`; ``ChunkCounter()`` (no scanner) only stores counts added with
     :meth:`add_counts` / :meth:`merge`. Entries stay in first-seen order.
     """
     cdef ChunkTable table
-    cdef readonly int kind
+    cdef readonly BaseScanner scanner
     cdef bint busy
 
     def __cinit__(self, kind=None):
-        self.kind = kind_of(kind)
+        self.scanner = scanner_of(kind)
         if table_init(&self.table) != 0:
             table_free(&self.table)
             raise MemoryError("ChunkCounter: out of memory")
@@ -420,73 +422,80 @@ cdef class ChunkCounter:
             raise RuntimeError("ChunkCounter is being filled by another thread")
         self.busy = True
 
-    cdef _count(self, const uint8_t* s, Py_ssize_t n, object kind):
-        cdef int rc
-        cdef int k = self.kind if kind is None else kind_of(kind)
-        if k < 0:
+    @property
+    def kind(self) -> int:
+        """The built-in scanner's kind number (Scanner.kind); -1 without a scanner or for any
+        other compiled scanner."""
+        return self.scanner.kind if isinstance(self.scanner, _builtin.Scanner) else -1
+
+    cdef BaseScanner _scanner_for(self, object kind):
+        cdef BaseScanner scanner = self.scanner if kind is None else scanner_of(kind)
+        if scanner is None:
             raise ValueError("this ChunkCounter has no scanner; pass one (kind=...) to count text")
+        return scanner
+
+    cdef int _add_split(self, BaseScanner scanner, str text) except? -9:
+        """Count the pieces of ``scanner.split(text)`` (after the scanner gave up on it)."""
+        cdef bytes piece
+        cdef int rc
+        for text_piece in scanner.split(text):
+            piece = text_piece.encode("utf-8", "surrogatepass")
+            rc = table_add(&self.table, <const uint8_t*> PyBytes_AS_STRING(piece),
+                           PyBytes_GET_SIZE(piece), 1)
+            if rc != 0:
+                return rc
+        return 0
+
+    cdef _count(self, const uint8_t* s, Py_ssize_t n, object kind, object text):
+        cdef int rc
+        cdef BaseScanner scanner = self._scanner_for(kind)
+        cdef int64_t* ends = NULL
+        cdef Py_ssize_t capacity = 0
         self._enter()
         try:
             if n >= RELEASE_GIL_BYTES:
                 with nogil:
-                    rc = table_count_text(&self.table, k, s, n)
+                    rc = table_count_text(&self.table, scanner, s, n, &ends, &capacity)
             else:
-                rc = table_count_text(&self.table, k, s, n)
+                rc = table_count_text(&self.table, scanner, s, n, &ends, &capacity)
+            if rc == ERR_GAVE_UP:
+                if text is None:
+                    text = (<const char*> s)[:n].decode("utf-8", "surrogatepass")
+                rc = self._add_split(scanner, text)
         finally:
             self.busy = False
+            free(ends)
         raise_for(rc)
 
     def add_text(self, str text not None, kind=None) -> None:
         """Count the pieces of ``text`` (UnicodeEncodeError on lone surrogates, before counting).
 
-        ``kind`` (a scanner name, kind number or Scanner) overrides the counter's own scanner.
+        ``kind`` (a scanner name, kind number or compiled scanner) overrides the counter's own.
         """
         cdef bytes encoded
         if PyUnicode_IS_COMPACT_ASCII(text):  # its data is its UTF-8
-            self._count(<const uint8_t*> PyUnicode_DATA(text), PyUnicode_GET_LENGTH(text), kind)
+            self._count(<const uint8_t*> PyUnicode_DATA(text), PyUnicode_GET_LENGTH(text), kind, text)
         else:
             encoded = text.encode("utf-8")
-            self._count(<const uint8_t*> PyBytes_AS_STRING(encoded), PyBytes_GET_SIZE(encoded), kind)
+            self._count(<const uint8_t*> PyBytes_AS_STRING(encoded), PyBytes_GET_SIZE(encoded), kind, text)
 
     def add_texts(self, list texts not None, kind=None) -> None:
         """Count every text of a list in one GIL-free pass (pieces never cross texts).
 
         All texts are encoded first, so a lone surrogate raises UnicodeEncodeError before
         anything is counted. Per-text calls hold the GIL for short texts (documents of a few KB);
-        one pass over the whole batch lets threads count batches side by side."""
-        cdef Py_ssize_t j
+        one pass over the whole batch lets threads count batches side by side. A text the
+        scanner gives up on (SCAN_GAVE_UP) is cut by its ``split`` afterwards, with the GIL."""
+        cdef Py_ssize_t j, capacity = 0
         cdef int rc = 0
-        cdef int k = self.kind if kind is None else kind_of(kind)
-        if k < 0:
-            raise ValueError("this ChunkCounter has no scanner; pass one (kind=...) to count text")
+        cdef BaseScanner scanner = self._scanner_for(kind)
         if not texts:
             return
         cdef Utf8Texts batch = Utf8Texts(texts)
-        self._enter()
-        try:
-            with nogil:
-                for j in range(batch.count):
-                    if batch.lengths[j]:
-                        rc = table_count_text(&self.table, k, batch.starts[j], batch.lengths[j])
-                        if rc != 0:
-                            break
-        finally:
-            self.busy = False
-        raise_for(rc)
-
-    def add_texts_matched(self, list texts not None, PatternScanner matcher not None) -> None:
-        """add_texts with pieces cut by a compiled pattern. A text on which the matcher gives
-        up (its step budget) is cut by the regex module instead, with the GIL held."""
-        cdef Py_ssize_t j, n_pieces, capacity = 0
-        cdef int rc = 0
-        if not texts:
-            return
-        cdef Utf8Texts batch = Utf8Texts(texts)
-        cdef char* over_budget = <char*> calloc(batch.count + 1, 1)
+        cdef char* gave_up = <char*> calloc(batch.count + 1, 1)
         cdef int64_t* ends = NULL
-        cdef bytes piece
         try:
-            if over_budget == NULL:
+            if gave_up == NULL:
                 raise MemoryError("ChunkCounter: out of memory")
             self._enter()
             try:
@@ -494,37 +503,33 @@ cdef class ChunkCounter:
                     for j in range(batch.count):
                         if batch.lengths[j] == 0:
                             continue
-                        n_pieces = matcher.scan_all(batch.starts[j], batch.lengths[j], &ends,
-                                                    &capacity)
-                        if n_pieces == -2:
-                            over_budget[j] = 1
-                            continue
-                        if n_pieces < 0:
-                            rc = ERR_MEMORY
-                            break
-                        rc = table_count_ends(&self.table, batch.starts[j], ends, n_pieces)
-                        if rc != 0:
+                        rc = table_count_text(&self.table, scanner, batch.starts[j],
+                                              batch.lengths[j], &ends, &capacity)
+                        if rc == ERR_GAVE_UP:
+                            gave_up[j] = 1
+                            rc = 0
+                        elif rc != 0:
                             break
                 for j in range(batch.count):
-                    if over_budget[j] and rc == 0:
-                        for text_piece in matcher.split(texts[j]):
-                            piece = text_piece.encode("utf-8")
-                            rc = table_add(&self.table, <const uint8_t*> PyBytes_AS_STRING(piece),
-                                           PyBytes_GET_SIZE(piece), 1)
-                            if rc != 0:
-                                break
+                    if gave_up[j] and rc == 0:
+                        rc = self._add_split(scanner, texts[j])
             finally:
                 self.busy = False
             raise_for(rc)
         finally:
-            free(over_budget)
+            free(gave_up)
             free(ends)
+
+    def add_texts_matched(self, list texts not None, BaseScanner matcher not None) -> None:
+        """add_texts with pieces cut by ``matcher`` (kept for callers of the compiled-pattern
+        path; ``add_texts(texts, matcher)`` is the same)."""
+        self.add_texts(texts, matcher)
 
     def add_utf8(self, data, kind=None) -> None:
         """Count the pieces of UTF-8 ``data`` (bytes-like; invalid bytes never fault)."""
         cdef const uint8_t[::1] buf = data
         if buf.shape[0]:
-            self._count(&buf[0], buf.shape[0], kind)
+            self._count(&buf[0], buf.shape[0], kind, None)
 
     def add_counts(self, counts) -> None:
         """Add ``{chunk: count}`` (chunk bytes, or str stored as UTF-8); counts must be >= 0."""
@@ -559,8 +564,7 @@ cdef class ChunkCounter:
         raise_for(rc)
 
     def copy(self) -> ChunkCounter:
-        cdef ChunkCounter new = ChunkCounter(None)
-        new.kind = self.kind
+        cdef ChunkCounter new = ChunkCounter(self.scanner)
         raise_for(table_merge(&new.table, &self.table))
         return new
 
@@ -666,10 +670,10 @@ cdef class ChunkCounter:
         arena = PyBytes_FromStringAndSize(<char*> self.table.arena, self.table.arena_used)
         offsets = PyBytes_FromStringAndSize(<char*> self.table.offsets, (n + 1) * 8)
         counts = PyBytes_FromStringAndSize(<char*> self.table.counts, n * 8)
-        return (_rebuild, (self.kind, arena, offsets, counts, sys.byteorder))
+        return (_rebuild, (self.scanner, arena, offsets, counts, sys.byteorder))
 
 
-def _rebuild(int kind, bytes arena, offsets, counts, str byteorder) -> ChunkCounter:
+def _rebuild(scanner, bytes arena, offsets, counts, str byteorder) -> ChunkCounter:
     """Inverse of ChunkCounter.__reduce__ (checks the arrays before trusting them)."""
     import array
     cdef ChunkCounter new = ChunkCounter(None)
@@ -689,5 +693,8 @@ def _rebuild(int kind, bytes arena, offsets, counts, str byteorder) -> ChunkCoun
         if off[e + 1] < off[e] or cnt[e] <= 0:
             raise ValueError("corrupt ChunkCounter state")
         raise_for(table_add(&new.table, base + off[e], off[e + 1] - off[e], cnt[e]))
-    new.kind = kind if -1 <= kind < SCAN_KIND_COUNT else -1
+    try:  # a scanner, or (older pickles) a built-in kind number; -1 = none
+        new.scanner = scanner_of(None if scanner == -1 else scanner)
+    except ValueError:
+        new.scanner = None
     return new

@@ -20,8 +20,7 @@ from typing import Any, Callable, Iterable, Iterator, Optional, Union
 import regex
 
 from cybpe.training.counts import ChunkCounts
-from cybpe.pretokenize.pattern_scanner import PatternScanner
-from cybpe.pretokenize.scanner import Scanner
+from cybpe.pretokenize.scanner_api import BaseScanner
 from cybpe.errors import CorpusError
 from cybpe.io.readers import open_binary
 
@@ -151,7 +150,7 @@ def count_corpus(
         return counts
 
     pre = counts.pretokenizer
-    if pre.uses_scanner and isinstance(pre.scanner, (Scanner, PatternScanner)):
+    if pre.uses_scanner and isinstance(pre.scanner, BaseScanner):
         # The compiled counter releases the GIL: threads share the work without pickling texts.
         def count_in_thread(batch: list[str]) -> Any:
             return counts.empty_like().update(batch)._table

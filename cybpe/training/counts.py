@@ -17,8 +17,7 @@ from cybpe.io.atomic import atomic_write_text
 from cybpe.training.chunk_counter import ChunkCounter
 from cybpe.pretokenize.pretokenizer import PreTokenizer
 from cybpe.pretokenize.registry import get_pretokenizer, pretokenizer_from_spec
-from cybpe.pretokenize.pattern_scanner import PatternScanner
-from cybpe.pretokenize.scanner import Scanner
+from cybpe.pretokenize.scanner_api import BaseScanner
 from cybpe.pretokenize.specials import SpecialTokenSplitter
 from cybpe.errors import FormatError, InvalidParameterError
 from cybpe.pretokenize.text import clean_surrogates
@@ -63,16 +62,12 @@ class ChunkCounts:
             texts = (texts,)
         pretokenizer = self.pretokenizer
         scanner = pretokenizer.scanner if pretokenizer.uses_scanner else None
-        kind = scanner.kind if isinstance(scanner, Scanner) else None
-        matcher = scanner if isinstance(scanner, PatternScanner) else None
+        compiled = scanner if isinstance(scanner, BaseScanner) else None
         table = self._table
         plain = not self.special_tokens
-        if (kind is not None or matcher is not None) and plain and type(texts) is list:
+        if compiled is not None and plain and type(texts) is list:
             try:  # one GIL-free pass; encodes all before counting
-                if kind is not None:
-                    table.add_texts(texts, kind)
-                else:
-                    table.add_texts_matched(texts, matcher)
+                table.add_texts(texts, compiled)
                 return self
             except (UnicodeEncodeError, TypeError):
                 pass  # lone surrogates or a non-str item: the per-text path below says which
@@ -81,19 +76,17 @@ class ChunkCounts:
                 raise InvalidParameterError(
                     f"ChunkCounts.update() takes str texts, not {type(text).__name__}"
                 )
-            if kind is not None and plain:
+            if compiled is not None and plain:
                 try:
-                    table.add_text(text, kind)  # encodes strictly: fails before counting anything
+                    table.add_text(text, compiled)  # encodes strictly: fails before counting anything
                     continue
                 except UnicodeEncodeError:
                     text = clean_surrogates(text)
             else:
                 text = clean_surrogates(text)
             for part in self._splitter.ordinary_parts(text):
-                if kind is not None:
-                    table.add_text(part, kind)
-                elif matcher is not None:
-                    table.add_texts_matched([part], matcher)
+                if compiled is not None:
+                    table.add_text(part, compiled)
                 else:
                     table.add_counts(Counter(pretokenizer.split(part)))
         return self

@@ -1,6 +1,7 @@
 """cybpe: fast, exact byte-level BPE — train, encode, and compare pre-tokenizers."""
 
 from . import errors as errors
+from ._corpus import count as count
 from ._corpus import files as files
 from ._counts import ChunkCounts as ChunkCounts
 from ._pretokenizer import PreTokenizer as PreTokenizer
@@ -11,6 +12,8 @@ from ._registry import unregister_plugin as unregister_plugin
 from ._tokenizer import StreamDecoder as StreamDecoder
 from ._tokenizer import Tokenizer as Tokenizer
 from ._train import train as train
+from .training.shards import Shard as Shard
+from .training.shards import shards as shards
 from ._bpb import bits_per_byte as bits_per_byte
 from ._version import __version__ as __version__
 from ._vocab import Vocab as Vocab

@@ -9,6 +9,7 @@ import warnings
 from typing import Any, Iterable, Optional, Sequence, Union
 
 from ._corpus import count_corpus
+from cybpe.training.shards import Shard
 from ._counts import ChunkCounts
 from ._pretokenizer import PreTokenizer
 from ._progress import Progress
@@ -32,7 +33,8 @@ def train(
     progress: Optional[bool] = None,
     errors: str = "strict",
     pretokenizer_params: Optional[dict[str, Any]] = None,
-) -> Tokenizer:
+    return_counts: bool = False,
+) -> Any:
     """Train a byte-level BPE tokenizer.
 
     ``corpus``: an iterable of ``str`` texts, of ``pathlib.Path`` files (see :func:`cybpe.files`;
@@ -42,7 +44,12 @@ def train(
     pair occurs fewer times (``stop_reason`` says so). ``tie_break="ids"`` (smallest pair of
     ids, as rustbpe) or ``"huggingface"`` (HF BpeTrainer's order). ``workers`` processes count
     the corpus (the result does not depend on it). ``progress``: None shows bars only on a
-    terminal; True forces them; False hides them.
+    terminal; True forces them; False hides them. ``return_counts=True`` returns
+    ``(tokenizer, chunk_counts)``, so one count can train several vocabulary sizes (or use
+    :func:`cybpe.count` first and pass its result as ``corpus``).
+
+    Approximate counts (from a memory cap) train as they are; the report in
+    ``tokenizer.metadata["training"]`` records ``exact_counts`` and ``max_undercount``.
     """
     specials = list(dict.fromkeys(special_tokens))
     if any(not isinstance(s, str) or not s for s in specials):
@@ -74,6 +81,8 @@ def train(
                 "corpus must be an iterable of texts or paths, or ChunkCounts, not a single "
                 f"{type(corpus).__name__} (wrap one text in a list; cybpe.files(...) makes paths)"
             )
+        if isinstance(corpus, (os.PathLike, Shard)):
+            corpus = [corpus]  # one file or folder
         with Progress(show, "counting", unit="B") as bar:
             count_corpus(counts, corpus, workers=workers, errors=errors,
                          progress=lambda n: bar.advance(n))
@@ -104,6 +113,8 @@ def train(
         "n_merges": len(result.merges),
         "unique_chunks": len(counts),
         "chunk_occurrences": counts.total,
+        "exact_counts": counts.exact,
+        "max_undercount": counts.max_undercount,
         "tie_break": tie_break,
         "min_frequency": min_frequency,
         "counting_seconds": round(counting_seconds, 3),
@@ -111,4 +122,4 @@ def train(
         "merge_counts": [int(c) for c in result.counts],
     }
     tok = Tokenizer(vocab, counts.pretokenizer, metadata={"training": report})
-    return tok
+    return (tok, counts) if return_counts else tok

@@ -71,7 +71,8 @@ def _decompress_errors() -> tuple:
     return tuple(found)
 
 
-def _fsspec() -> Any:
+def require_fsspec() -> Any:
+    """The fsspec module, or a CorpusError saying how to install it."""
     try:
         import fsspec
     except ImportError:
@@ -85,7 +86,7 @@ def _fsspec() -> Any:
 def open_raw(source: Source) -> BinaryIO:
     """The input's bytes as stored (no decompression). A missing file is a CorpusError."""
     if is_url(source):
-        fsspec = _fsspec()
+        fsspec = require_fsspec()
         try:
             return fsspec.open(source, "rb").open()
         except FileNotFoundError:

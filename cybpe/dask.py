@@ -146,3 +146,16 @@ def register_sizeof(sizeof: Any) -> None:
     sizeof.register(ChunkCounts)(_sizeof_counts)
     sizeof.register(ChunkCounter)(lambda table: int(table.nbytes) + 64)
 
+
+
+def _register_now() -> None:
+    """Register at import too: the entry point does not run when dask.sizeof was imported
+    before cybpe was installed into the environment, or when a plugin failed to load."""
+    try:
+        from dask.sizeof import sizeof
+    except ImportError:  # no Dask: count() says how to install it
+        return
+    register_sizeof(sizeof)
+
+
+_register_now()

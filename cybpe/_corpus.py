@@ -17,9 +17,9 @@ from typing import Any, Callable, Iterable, Iterator, Optional, Sequence, Union
 
 from cybpe.errors import CorpusError, InvalidParameterError
 from cybpe.io.readers import is_url, require_fsspec
-from cybpe._pattern_scanner import PatternScanner
-from cybpe._scanner import Scanner
-from cybpe._counts import ChunkCounts
+from cybpe.pretokenize.pattern_scanner import PatternScanner
+from cybpe.pretokenize.scanner import Scanner
+from cybpe.training.counts import ChunkCounts
 from cybpe.training.shards import BLOCK_CHARS, Shard, cut_splitter, read_blocks
 
 PathLike = Union[str, os.PathLike]

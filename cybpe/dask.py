@@ -24,8 +24,8 @@ import functools
 import os
 from typing import Any, Iterable, Optional, Sequence
 
-from cybpe._corpus import count_corpus, counts_for, files
-from cybpe._counts import ChunkCounts
+from cybpe.training.corpus import count_corpus, counts_for, files
+from cybpe.training.counts import ChunkCounts
 from cybpe.training.shards import Shard, shards
 
 SHARDS_PER_WORKER = 4
@@ -141,7 +141,7 @@ def _sizeof_counts(counts: ChunkCounts) -> int:
 def register_sizeof(sizeof: Any) -> None:
     """The ``dask.sizeof`` entry point: Dask's default (``sys.getsizeof``) does not see the
     compiled counter's memory, so spilling and memory limits would under-count it."""
-    from cybpe._chunk_counter import ChunkCounter
+    from cybpe.training.chunk_counter import ChunkCounter
 
     sizeof.register(ChunkCounts)(_sizeof_counts)
     sizeof.register(ChunkCounter)(lambda table: int(table.nbytes) + 64)

@@ -11,7 +11,7 @@ import pytest
 
 import cybpe
 from cybpe.errors import InvalidParameterError
-from cybpe._corpus import count_corpus
+from cybpe.training.corpus import count_corpus
 
 
 def _whole(text: str, pretokenizer: str = "cl100k", specials=()) -> cybpe.ChunkCounts:

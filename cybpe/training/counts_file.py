@@ -134,7 +134,7 @@ def _decompressor(kind: int, stream: BinaryIO) -> Any:
 
 def read_counts(stream: BinaryIO, label: str) -> tuple[Any, dict]:
     """``(ChunkCounter, metadata)`` from a binary chunk-counts stream; FormatError when corrupt."""
-    from cybpe._chunk_counter import read_arrays
+    from cybpe.training.chunk_counter import read_arrays
 
     head = stream.read(_HEADER.size)
     if len(head) < _HEADER.size or not head.startswith(MAGIC):

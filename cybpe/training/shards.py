@@ -111,7 +111,7 @@ def cut_splitter(pretokenizer: Any, special_tokens: Sequence[str] = ()) -> Calla
     tokens cut out first (so no cut falls inside a special token)."""
     if not special_tokens:
         return pretokenizer.split
-    from cybpe._specials import SpecialTokenSplitter
+    from cybpe.pretokenize.specials import SpecialTokenSplitter
 
     specials = SpecialTokenSplitter(tuple(sorted(set(special_tokens))))
     return lambda text: [p for part in specials.ordinary_parts(text) for p in pretokenizer.split(part)]
@@ -165,7 +165,7 @@ def shards(
         return []
     sizes = [_size_and_kind(s) for s in sources]
     total = sum(size for size, kind in sizes if kind is None) or 1
-    from cybpe._registry import get_pretokenizer
+    from cybpe.pretokenize.registry import get_pretokenizer
 
     split = cut_splitter(get_pretokenizer(pretokenizer, **pretokenizer_params), special_tokens)
     out: list[Shard] = []

@@ -8,15 +8,15 @@ import time
 import warnings
 from typing import Any, Iterable, Optional, Sequence, Union
 
-from ._corpus import count_corpus
+from cybpe.training.corpus import count_corpus
 from cybpe.training.shards import Shard
-from ._counts import ChunkCounts
-from ._pretokenizer import PreTokenizer
-from ._progress import Progress
-from ._tokenizer import Tokenizer
-from ._trainer import train_merges
-from ._vocab import Vocab
-from .errors import InvalidParameterError, TrainingError
+from cybpe.training.counts import ChunkCounts
+from cybpe.pretokenize.pretokenizer import PreTokenizer
+from cybpe.training.progress import Progress
+from cybpe._tokenizer import Tokenizer
+from cybpe.training.trainer import train_merges
+from cybpe.formats.vocab import Vocab
+from cybpe.errors import InvalidParameterError, TrainingError
 
 Corpus = Union[ChunkCounts, Iterable[Union[str, os.PathLike]]]
 

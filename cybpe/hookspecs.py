@@ -39,7 +39,7 @@ def cybpe_register_pretokenizers(register):  # type: ignore[no-untyped-def]
         ``params`` maps each parameter name to ``(default, allowed_values)`` (``None`` for
         "any value the pattern function accepts"); ``scanner`` is an optional compiled splitter
         that gives the same spans as the pattern (without one, cybpe compiles the pattern
-        itself when it can, see ``cybpe._pattern_compiler``); ``refine`` optionally post-processes the
+        itself when it can, see ``cybpe.pretokenize.pattern_compiler``); ``refine`` optionally post-processes the
         spans (for splits a leftmost regex cannot express). The description defaults to the
         docstring of the hook implementation.
     """

@@ -90,7 +90,7 @@ def open_raw(source: Source) -> BinaryIO:
         try:
             return fsspec.open(source, "rb").open()
         except FileNotFoundError:
-            raise CorpusError(f"{source}: no such file") from None
+            raise CorpusError(f"{source}: cannot open: no such file") from None
         except ImportError as exc:  # fsspec names the backend package the scheme needs
             raise CorpusError(f"{source}: {exc}") from None
         except (OSError, ValueError) as exc:
@@ -98,9 +98,9 @@ def open_raw(source: Source) -> BinaryIO:
     try:
         return open(os.fspath(source), "rb")
     except FileNotFoundError:
-        raise CorpusError(f"{os.fspath(source)}: no such file") from None
+        raise CorpusError(f"{os.fspath(source)}: cannot open: no such file") from None
     except IsADirectoryError:
-        raise CorpusError(f"{os.fspath(source)}: a directory, not a file") from None
+        raise CorpusError(f"{os.fspath(source)}: cannot open: a directory, not a file") from None
     except OSError as exc:
         raise CorpusError(f"{os.fspath(source)}: cannot open ({exc.strerror or exc})") from None
     except TypeError:

@@ -147,7 +147,7 @@ class ChunkCounts:
                 continue
             if not isinstance(item, (os.PathLike, Shard)) or isinstance(item, Path) and item.is_dir():
                 raise InvalidParameterError(
-                    f"ChunkCounts.update() takes str texts, file paths or Shards, not {item!r}"
+                    f"ChunkCounts.update() takes str texts, file paths or Shards, not {type(item).__name__}"
                     if not isinstance(item, Path) else f"{item}: a directory (use cybpe.count or cybpe.files)"
                 )
             split = split or cut_splitter(self.pretokenizer, self.special_tokens)

@@ -123,10 +123,16 @@ def cmd_train(args) -> int:
 
     params = _parse_params(args.param)
     _check_output_folder(args.output)
-    if args.inputs and args.inputs != ["-"]:
-        corpus: list = files(*args.inputs)
+    if args.counts:
+        from cybpe.training.counts import ChunkCounts
+
+        if args.inputs:
+            raise CliError("give either --counts or corpus files, not both")
+        corpus: Any = ChunkCounts.load(args.counts)
+    elif args.inputs and args.inputs != ["-"]:
+        corpus = files(*args.inputs)
         for p in corpus:
-            if not p.is_file():
+            if isinstance(p, Path) and not p.is_file():
                 raise CliError(f"{p}: no such file")
     else:
         corpus = [_read_stdin()]
@@ -338,6 +344,7 @@ def _add_tokenizer(p: argparse.ArgumentParser, required: bool = True) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from cybpe.cli.counts import add_counts_parser
     from cybpe.cli.bench import add_bench_arguments
 
     parser = _Parser(prog="cybpe", description="Fast, exact byte-level BPE: train, encode, compare pre-tokenizers.")
@@ -345,7 +352,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("train", help="train a tokenizer on files, globs or stdin",
                        description="Train a byte-level BPE tokenizer and save it as cybpe JSON.")
-    p.add_argument("inputs", nargs="*", help="files or glob patterns ('-' or nothing: stdin)")
+    p.add_argument("inputs", nargs="*", help="files, folders, globs or URLs, compressed or not ('-' or nothing: stdin)")
+    p.add_argument("--counts", metavar="FILE", default=None, help="train from a chunk-counts file (cybpe counts make)")
     p.add_argument("--vocab-size", type=int, required=True, help="256 bytes + merges + special tokens")
     p.add_argument("--pretokenizer", default="cl100k", help="registered name (see: cybpe pretokenizers)")
     p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE", help="pre-tokenizer parameter")
@@ -369,6 +377,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_tokenizer(p)
     _add_text_inputs(p)
     p.set_defaults(func=cmd_count)
+
+    add_counts_parser(sub)
 
     p = sub.add_parser("decode", help="decode JSON id lists or a .npy file to text",
                        description="Decode ids (a JSON list argument, JSON lines on stdin, or --npy) to raw bytes on stdout.")

@@ -3,6 +3,7 @@
 from cybpe import errors as errors
 from cybpe._c.unicode_version import unicode_version as unicode_version  # checks regex's Unicode first
 from cybpe.training.corpus import files as files
+from cybpe.training.corpus import count as count
 from cybpe.training.counts import ChunkCounts as ChunkCounts
 from cybpe.encode.files import encode_files as encode_files
 from cybpe.pretokenize.pretokenizer import PreTokenizer as PreTokenizer
@@ -13,6 +14,8 @@ from cybpe.pretokenize.registry import unregister_plugin as unregister_plugin
 from cybpe._tokenizer import StreamDecoder as StreamDecoder
 from cybpe._tokenizer import Tokenizer as Tokenizer
 from cybpe._train import train as train
+from cybpe.training.shards import Shard as Shard
+from cybpe.training.shards import shards as shards
 from cybpe.report.metrics import bits_per_byte as bits_per_byte
 from cybpe._version import __version__ as __version__
 from cybpe.formats.vocab import Vocab as Vocab

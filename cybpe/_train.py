@@ -9,6 +9,7 @@ import warnings
 from typing import Any, Iterable, Optional, Sequence, Union
 
 from cybpe.training.corpus import count_corpus
+from cybpe.training.shards import Shard
 from cybpe.training.counts import ChunkCounts
 from cybpe.training.rules import MergeVeto, either, resolve_veto, superbpe_vetoes
 from cybpe.formats.merges import canonical_merges
@@ -39,7 +40,8 @@ def train(
     base: Optional[Tokenizer] = None,
     superword_from: Optional[int] = None,
     superword_pretokenizer: Union[str, PreTokenizer] = "superbpe",
-) -> Tokenizer:
+    return_counts: bool = False,
+) -> Any:
     """Train a byte-level BPE tokenizer.
 
     ``corpus``: an iterable of ``str`` texts, of ``pathlib.Path`` files (see :func:`cybpe.files`;
@@ -72,8 +74,17 @@ def train(
     the paper's stage-2 vetoes (no token holds ``": "`` or more than four words) and
     ``merge_veto``. The tokenizer encodes with the stage-2 pre-tokenizer; ``metadata["training"]
     ["stages"]`` records both stages. ``corpus`` must be iterable twice (a list, or paths).
+
+    ``return_counts=True`` returns
+    ``(tokenizer, chunk_counts)``, so one count can train several vocabulary sizes (or use
+    :func:`cybpe.count` first and pass its result as ``corpus``).
+
+    Approximate counts (from a memory cap) train as they are; the report in
+    ``tokenizer.metadata["training"]`` records ``exact_counts`` and ``max_undercount``.
     """
     if superword_from is not None:
+        if return_counts:
+            raise InvalidParameterError("return_counts is not available with superword_from (two counts are made)")
         return _train_superbpe(corpus, vocab_size, pretokenizer, special_tokens, superword_from,
                                superword_pretokenizer, base=base, merge_veto=merge_veto,
                                min_frequency=min_frequency, tie_break=tie_break, workers=workers,
@@ -121,6 +132,8 @@ def train(
                 "corpus must be an iterable of texts or paths, or ChunkCounts, not a single "
                 f"{type(corpus).__name__} (wrap one text in a list; cybpe.files(...) makes paths)"
             )
+        if isinstance(corpus, (os.PathLike, Shard)):
+            corpus = [corpus]  # one file or folder
         with Progress(show, "counting", unit="B") as bar:
             count_corpus(counts, corpus, workers=workers, errors=errors,
                          progress=lambda n: bar.advance(n))
@@ -156,6 +169,8 @@ def train(
         "n_merges": len(result.merges),
         "unique_chunks": len(counts),
         "chunk_occurrences": counts.total,
+        "exact_counts": counts.exact,
+        "max_undercount": counts.max_undercount,
         "tie_break": tie_break,
         "min_frequency": min_frequency,
         "counting_seconds": round(counting_seconds, 3),
@@ -171,7 +186,7 @@ def train(
                                             "n_merges": len(merges),
                                             "n_tokens": len(tokens)}]
     tok = Tokenizer(vocab, counts.pretokenizer, metadata={"training": report})
-    return tok
+    return (tok, counts) if return_counts else tok
 
 
 def _train_superbpe(corpus: Corpus, vocab_size: int, pretokenizer: Union[str, PreTokenizer, None],

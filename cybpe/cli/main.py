@@ -153,16 +153,24 @@ def cmd_train(args) -> int:
 
     params = _parse_params(args.param)
     _check_output_folder(args.output)
-    corpus: list = []
-    for item in args.inputs or ["-"]:
-        if item == "-":  # stdin streams in blocks like a file, never read whole
-            _check_stdin()
-            corpus.append(Path("-"))
-            continue
-        for p in files(item):
-            if not p.is_file():
-                raise CliError(f"{p}: no such file")
-            corpus.append(p)
+    corpus: Any
+    if args.counts:
+        from cybpe.training.counts import ChunkCounts
+
+        if args.inputs:
+            raise CliError("give either --counts or corpus files, not both")
+        corpus = ChunkCounts.load(args.counts)
+    else:
+        corpus = []
+        for item in args.inputs or ["-"]:
+            if item == "-":  # stdin streams in blocks like a file, never read whole
+                _check_stdin()
+                corpus.append(Path("-"))
+                continue
+            for p in files(item):
+                if isinstance(p, Path) and not p.is_file():
+                    raise CliError(f"{p}: no such file")
+                corpus.append(p)
     tok = train(corpus, args.vocab_size, args.pretokenizer, args.special, min_frequency=args.min_frequency,
                 workers=args.workers, pretokenizer_params=params, progress=_show_progress(args),
                 errors=args.errors)
@@ -462,6 +470,7 @@ def _version_line() -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from cybpe.cli.counts import add_counts_parser
     from cybpe.cli.bench import add_bench_arguments
 
     parser = _Parser(prog="cybpe", description="Fast, exact byte-level BPE: train, encode, compare pre-tokenizers.")
@@ -470,7 +479,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("train", help="train a tokenizer on files, globs or stdin",
                        description="Train a byte-level BPE tokenizer and save it as cybpe JSON.")
-    p.add_argument("inputs", nargs="*", help="files or glob patterns ('-' or nothing: stdin)")
+    p.add_argument("inputs", nargs="*", help="files, folders, globs or URLs, compressed or not ('-' or nothing: stdin)")
+    p.add_argument("--counts", metavar="FILE", default=None, help="train from a chunk-counts file (cybpe counts make)")
     p.add_argument("--vocab-size", type=int, required=True, help="256 bytes + merges + special tokens")
     p.add_argument("--pretokenizer", default="cl100k", help="registered name (see: cybpe pretokenizers)")
     p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE", help="pre-tokenizer parameter")
@@ -510,6 +520,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_text_inputs(p)
     p.add_argument("--json", action="store_true", help="one JSON object: per-input counts and the total")
     p.set_defaults(func=cmd_count)
+
+    add_counts_parser(sub)
 
     p = sub.add_parser("decode", help="decode JSON id lists or a .npy file to text",
                        description="Decode ids (a JSON list argument, JSON lines on stdin, or --npy) to raw bytes on stdout.")

@@ -9,11 +9,12 @@ error the temporary file is removed and the target is left as it was.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import tempfile
 import threading
-from typing import Any, Union
+from typing import Any, BinaryIO, Iterator, Union
 
 from cybpe.errors import FormatError
 
@@ -56,8 +57,10 @@ def _fsync_directory(directory: str) -> None:
         os.close(fd)
 
 
-def atomic_write_bytes(path: PathLike, data: bytes) -> None:
-    """Replace the file at ``path`` with ``data`` atomically (see the module docstring)."""
+@contextlib.contextmanager
+def atomic_writer(path: PathLike) -> Iterator[BinaryIO]:
+    """A binary file to write into; on a clean exit it replaces ``path`` atomically, on an
+    error it is removed and ``path`` is left as it was (see the module docstring)."""
     target = os.fspath(path)
     directory = os.path.dirname(os.path.abspath(target))
     fd, tmp = tempfile.mkstemp(
@@ -65,7 +68,7 @@ def atomic_write_bytes(path: PathLike, data: bytes) -> None:
     )
     try:
         with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
+            yield handle
             handle.flush()
             os.fsync(handle.fileno())
         os.chmod(tmp, _target_mode(target))
@@ -77,6 +80,12 @@ def atomic_write_bytes(path: PathLike, data: bytes) -> None:
             pass
         raise
     _fsync_directory(directory)
+
+
+def atomic_write_bytes(path: PathLike, data: bytes) -> None:
+    """Replace the file at ``path`` with ``data`` atomically (see the module docstring)."""
+    with atomic_writer(path) as handle:
+        handle.write(data)
 
 
 def atomic_write_text(path: PathLike, text: str, encoding: str = "utf-8") -> None:

@@ -72,7 +72,8 @@ def _decompress_errors() -> tuple:
     return tuple(found)
 
 
-def _fsspec() -> Any:
+def require_fsspec() -> Any:
+    """The fsspec module, or a CorpusError saying how to install it."""
     try:
         import fsspec
     except ImportError:
@@ -89,11 +90,11 @@ def open_raw(source: Source) -> BinaryIO:
     if isinstance(source, (str, os.PathLike)) and os.fspath(source) == "-":
         return open(sys.stdin.buffer.fileno(), "rb", closefd=False)
     if is_url(source):
-        fsspec = _fsspec()
+        fsspec = require_fsspec()
         try:
             return fsspec.open(source, "rb").open()
         except FileNotFoundError:
-            raise CorpusError(f"{source}: no such file") from None
+            raise CorpusError(f"{source}: cannot open: no such file") from None
         except ImportError as exc:  # fsspec names the backend package the scheme needs
             raise CorpusError(f"{source}: {exc}") from None
         except (OSError, ValueError) as exc:
@@ -101,9 +102,9 @@ def open_raw(source: Source) -> BinaryIO:
     try:
         return open(os.fspath(source), "rb")
     except FileNotFoundError:
-        raise CorpusError(f"{os.fspath(source)}: no such file") from None
+        raise CorpusError(f"{os.fspath(source)}: cannot open: no such file") from None
     except IsADirectoryError:
-        raise CorpusError(f"{os.fspath(source)}: a directory, not a file") from None
+        raise CorpusError(f"{os.fspath(source)}: cannot open: a directory, not a file") from None
     except OSError as exc:
         raise CorpusError(f"{os.fspath(source)}: cannot open ({exc.strerror or exc})") from None
     except TypeError:

@@ -39,7 +39,8 @@ from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes
 from cpython.unicode cimport PyUnicode_DATA, PyUnicode_GET_LENGTH
 from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t, INT64_MAX
 from libc.stdlib cimport calloc, free, malloc, realloc
-from libc.string cimport memcmp, memcpy, memset
+from libc.string cimport memcmp, memcpy, memmove, memset
+from cpython.buffer cimport PyBuffer_FillInfo
 
 import numpy as np
 import os
@@ -94,6 +95,8 @@ cdef enum:
     ERR_OVERFLOW = -2
     ERR_TOO_MANY = -3
     ERR_GAVE_UP = -4        # the scanner declined the text: split it with scanner.split()
+    ERR_CORRUPT = -5
+    ERR_DUPLICATE = -6
 
 cdef Py_ssize_t RELEASE_GIL_BYTES = 1 << 14
 cdef uint64_t HASH_SEED = <uint64_t> int.from_bytes(os.urandom(8), "little")
@@ -256,6 +259,108 @@ cdef int table_merge(ChunkTable* t, const ChunkTable* other) noexcept nogil:
     return 0
 
 
+cdef int table_reindex(ChunkTable* t) noexcept nogil:
+    """Rebuild the slots and the total of entries 0..size-1 (arena, offsets, counts filled).
+
+    Checks what a file or a pickle could get wrong: offsets that do not run 0..arena_used in
+    order, counts <= 0, a total past 64 bits, the same chunk twice."""
+    cdef uint64_t n_slots = 64, tag, i, slot
+    cdef int64_t e, start, n, f, total = 0
+    while n_slots * 2 < <uint64_t> t.size * 3 + 2:
+        n_slots *= 2
+    free(t.slots)
+    t.slots = <uint64_t*> calloc(n_slots, sizeof(uint64_t))
+    t.mask = n_slots - 1
+    t.total = 0
+    if t.slots == NULL:
+        t.mask = 0
+        return ERR_MEMORY
+    if t.offsets[0] != 0 or t.offsets[t.size] != t.arena_used:
+        return ERR_CORRUPT
+    for e in range(t.size):
+        start = t.offsets[e]
+        n = t.offsets[e + 1] - start
+        if n < 0 or t.counts[e] <= 0:
+            return ERR_CORRUPT
+        if t.counts[e] > INT64_MAX - total:
+            return ERR_OVERFLOW
+        total += t.counts[e]
+        tag = cybpe_chunk_hash(t.arena + start, <size_t> n, HASH_SEED) >> 32
+        i = tag & t.mask
+        while True:
+            slot = t.slots[i]
+            if slot == 0:
+                break
+            if (slot >> 32) == tag:
+                f = <int64_t> (slot & 0xFFFFFFFFU) - 1
+                if (t.offsets[f + 1] - t.offsets[f] == n
+                        and memcmp(t.arena + t.offsets[f], t.arena + start, n) == 0):
+                    return ERR_DUPLICATE
+            i = (i + 1) & t.mask
+        t.slots[i] = (tag << 32) | <uint64_t> (e + 1)
+    t.total = total
+    return 0
+
+
+cdef int table_reserve(ChunkTable* t, int64_t n, int64_t arena_bytes) noexcept nogil:
+    """Make an empty table room for exactly n entries and arena_bytes bytes (then fill them)."""
+    cdef uint8_t* arena = <uint8_t*> malloc(arena_bytes if arena_bytes > 0 else 1)
+    cdef int64_t* offsets = <int64_t*> malloc((n + 1) * sizeof(int64_t))
+    cdef int64_t* counts = <int64_t*> malloc((n if n > 0 else 1) * sizeof(int64_t))
+    if arena == NULL or offsets == NULL or counts == NULL:
+        free(arena); free(offsets); free(counts)
+        return ERR_MEMORY
+    free(t.arena); free(t.offsets); free(t.counts)
+    t.arena, t.offsets, t.counts = arena, offsets, counts
+    t.arena_capacity = t.arena_used = arena_bytes
+    t.capacity = t.size = n
+    t.offsets[0] = 0
+    return 0
+
+
+cdef inline int64_t saturating_add(int64_t a, int64_t b) noexcept nogil:
+    return INT64_MAX if b > INT64_MAX - a else a + b
+
+
+cdef int table_prune(ChunkTable* t, int64_t min_count, int64_t* removed) noexcept nogil:
+    """Drop the entries counted fewer than min_count times, keeping the others in order, and
+    give the memory back. removed[0] += entries dropped, removed[1] += their counts."""
+    cdef int64_t e, start, n, c, kept = 0, used = 0
+    cdef uint8_t* arena
+    cdef int64_t* offsets
+    cdef int64_t* counts
+    for e in range(t.size):
+        start = t.offsets[e]
+        n = t.offsets[e + 1] - start
+        c = t.counts[e]
+        if c < min_count:
+            removed[0] += 1
+            removed[1] = saturating_add(removed[1], c)
+            continue
+        if used != start:
+            memmove(t.arena + used, t.arena + start, n)
+        t.offsets[kept] = used  # kept <= e: offsets[e + 1] is still unread-over
+        t.counts[kept] = c
+        used += n
+        kept += 1
+    t.offsets[kept] = used
+    t.size = kept
+    t.arena_used = used
+    # Shrink the arrays (glibc returns large blocks to the system on shrink).
+    arena = <uint8_t*> realloc(t.arena, used if used > 4096 else 4096)
+    if arena != NULL:
+        t.arena, t.arena_capacity = arena, (used if used > 4096 else 4096)
+    offsets = <int64_t*> realloc(t.offsets, ((kept if kept > 256 else 256) + 1) * sizeof(int64_t))
+    if offsets != NULL:
+        t.offsets = offsets
+    counts = <int64_t*> realloc(t.counts, (kept if kept > 256 else 256) * sizeof(int64_t))
+    if counts != NULL:
+        t.counts = counts
+    # A failed shrink leaves the old, larger array: both still hold at least `kept` entries.
+    t.capacity = (kept if kept > 256 else 256) if (offsets != NULL and counts != NULL) else kept
+    return table_reindex(t)
+
+
 # -- sorting by bytes -------------------------------------------------------------------------
 
 cdef struct SortKey:
@@ -394,6 +499,32 @@ cdef raise_for(int rc):
         raise OverflowError("ChunkCounter: the total count does not fit in 64 bits")
     if rc == ERR_TOO_MANY:
         raise OverflowError("ChunkCounter: more than 2**32 - 2 distinct chunks")
+    if rc == ERR_CORRUPT:
+        raise ValueError("corrupt ChunkCounter arrays (offsets out of order or a count <= 0)")
+    if rc == ERR_DUPLICATE:
+        raise ValueError("corrupt ChunkCounter arrays (a chunk appears twice)")
+
+
+@cython.final
+cdef class _Block:
+    """A buffer over memory owned by a ChunkCounter, alive only inside one ChunkCounter call
+    (the counter is marked busy meanwhile, so the memory cannot move)."""
+    cdef object owner
+    cdef char* data
+    cdef Py_ssize_t size
+    cdef bint writable
+
+    def __getbuffer__(self, Py_buffer* buffer, int flags):
+        PyBuffer_FillInfo(buffer, self, self.data, self.size, not self.writable, flags)
+
+    def __releasebuffer__(self, Py_buffer* buffer):
+        pass
+
+
+cdef memoryview block(object owner, void* data, Py_ssize_t size, bint writable):
+    cdef _Block b = _Block.__new__(_Block)
+    b.owner, b.data, b.size, b.writable = owner, <char*> data, size, writable
+    return memoryview(b)
 
 
 @cython.final
@@ -664,35 +795,123 @@ cdef class ChunkCounter:
                 return False
         return True
 
-    def __reduce__(self):
-        """Pickles as three flat byte strings (fast to send between processes)."""
+    def prune(self, int64_t min_count) -> tuple:
+        """Drop every chunk counted fewer than ``min_count`` times (the others keep their order
+        and counts) and give the memory back; returns ``(chunks dropped, occurrences dropped)``."""
+        cdef int64_t removed[2]
+        cdef int rc
+        removed[0] = 0
+        removed[1] = 0
+        self._enter()
+        try:
+            with nogil:
+                rc = table_prune(&self.table, min_count, removed)
+        finally:
+            self.busy = False
+        raise_for(rc)
+        return removed[0], removed[1]
+
+    def count_array(self):
+        """The counts in entry order, as a new int64 numpy array."""
+        out = np.empty(self.table.size, dtype=np.int64)
+        cdef int64_t[::1] view = out
+        if self.table.size:
+            memcpy(&view[0], self.table.counts, self.table.size * sizeof(int64_t))
+        return out
+
+    @property
+    def arena_bytes(self) -> int:
+        """Bytes of all distinct chunks together."""
+        return self.table.arena_used
+
+    def write_arrays(self, write) -> None:
+        """Call ``write(buffer)`` three times, with the offsets (int64, ``len + 1`` of them),
+        the counts (int64) and the chunk bytes, in native byte order, without copying them.
+        The buffers are valid only during the call; the counter cannot change meanwhile."""
+        cdef int64_t n = self.table.size
+        self._enter()
+        try:
+            write(block(self, self.table.offsets, (n + 1) * 8, False))
+            write(block(self, self.table.counts, n * 8, False))
+            write(block(self, self.table.arena, self.table.arena_used, False))
+        finally:
+            self.busy = False
+
+    def __reduce_ex__(self, protocol):
+        """Pickles as three flat arrays (a snapshot); with protocol 5 they are out-of-band
+        PickleBuffers, which Dask and multiprocessing send as frames without another copy."""
         cdef int64_t n = self.table.size
         arena = PyBytes_FromStringAndSize(<char*> self.table.arena, self.table.arena_used)
         offsets = PyBytes_FromStringAndSize(<char*> self.table.offsets, (n + 1) * 8)
         counts = PyBytes_FromStringAndSize(<char*> self.table.counts, n * 8)
+        if protocol >= 5:
+            import pickle
+            arena, offsets, counts = pickle.PickleBuffer(arena), pickle.PickleBuffer(offsets), pickle.PickleBuffer(counts)
         return (_rebuild, (self.scanner, arena, offsets, counts, sys.byteorder))
 
+    def __reduce__(self):
+        return self.__reduce_ex__(4)
 
-def _rebuild(scanner, bytes arena, offsets, counts, str byteorder) -> ChunkCounter:
-    """Inverse of ChunkCounter.__reduce__ (checks the arrays before trusting them)."""
-    import array
+
+cdef void swap_int64(int64_t* a, int64_t n) noexcept nogil:
+    cdef int64_t i
+    cdef uint64_t v
+    for i in range(n):
+        v = <uint64_t> a[i]
+        v = ((v & 0x00000000FFFFFFFFULL) << 32) | ((v >> 32) & 0x00000000FFFFFFFFULL)
+        v = ((v & 0x0000FFFF0000FFFFULL) << 16) | ((v >> 16) & 0x0000FFFF0000FFFFULL)
+        v = ((v & 0x00FF00FF00FF00FFULL) << 8) | ((v >> 8) & 0x00FF00FF00FF00FFULL)
+        a[i] = <int64_t> v
+
+
+def read_arrays(int64_t n, int64_t arena_bytes, readinto, bint swap=False) -> ChunkCounter:
+    """A counter of ``n`` chunks whose arrays ``readinto(buffer)`` fills, in the order
+    :meth:`ChunkCounter.write_arrays` writes them (``swap``: they are in the other byte order).
+    Every buffer must be filled completely; the result is checked like :func:`_rebuild`."""
     cdef ChunkCounter new = ChunkCounter(None)
-    cdef int64_t[::1] off
-    cdef int64_t[::1] cnt
-    cdef int64_t e, n, used = PyBytes_GET_SIZE(arena)
-    cdef const uint8_t* base = <const uint8_t*> PyBytes_AS_STRING(arena)
-    off_array, cnt_array = array.array("q", offsets), array.array("q", counts)
-    if byteorder != sys.byteorder:
-        off_array.byteswap()
-        cnt_array.byteswap()
-    off, cnt = off_array, cnt_array
-    n = cnt.shape[0]
-    if off.shape[0] != n + 1 or off[0] != 0 or off[n] != used:
+    cdef int rc
+    if n < 0 or arena_bytes < 0:
+        raise ValueError("corrupt ChunkCounter arrays (negative sizes)")
+    raise_for(table_reserve(&new.table, n, arena_bytes))
+    new._enter()
+    try:
+        readinto(block(new, new.table.offsets, (n + 1) * 8, True))
+        readinto(block(new, new.table.counts, n * 8, True))
+        readinto(block(new, new.table.arena, arena_bytes, True))
+        with nogil:
+            if swap:
+                swap_int64(new.table.offsets, n + 1)
+                swap_int64(new.table.counts, n)
+            rc = table_reindex(&new.table)
+    finally:
+        new.busy = False
+    raise_for(rc)
+    return new
+
+
+def _rebuild(scanner, arena, offsets, counts, str byteorder) -> ChunkCounter:
+    """Inverse of ChunkCounter.__reduce_ex__ (checks the arrays before trusting them)."""
+    cdef const uint8_t[::1] a = arena
+    cdef const uint8_t[::1] o = offsets
+    cdef const uint8_t[::1] c = counts
+    cdef ChunkCounter new = ChunkCounter(None)
+    cdef int64_t n = c.shape[0] // 8
+    cdef int rc
+    cdef bint swap = byteorder != sys.byteorder
+    if c.shape[0] % 8 or o.shape[0] != (n + 1) * 8:
         raise ValueError("corrupt ChunkCounter state")
-    for e in range(n):
-        if off[e + 1] < off[e] or cnt[e] <= 0:
-            raise ValueError("corrupt ChunkCounter state")
-        raise_for(table_add(&new.table, base + off[e], off[e + 1] - off[e], cnt[e]))
+    raise_for(table_reserve(&new.table, n, a.shape[0]))
+    if a.shape[0]:
+        memcpy(new.table.arena, &a[0], a.shape[0])
+    memcpy(new.table.offsets, &o[0], o.shape[0])
+    if n:
+        memcpy(new.table.counts, &c[0], c.shape[0])
+    with nogil:
+        if swap:
+            swap_int64(new.table.offsets, n + 1)
+            swap_int64(new.table.counts, n)
+        rc = table_reindex(&new.table)
+    raise_for(rc)
     try:  # a scanner, or (older pickles) a built-in kind number; -1 = none
         new.scanner = scanner_of(None if scanner == -1 else scanner)
     except ValueError:

@@ -1,116 +1,106 @@
-"""Reading a training corpus (texts or files) into ChunkCounts, in one or several processes.
+"""Reading a training corpus (texts, files, URLs, shards) into ChunkCounts, in one or several
+threads or processes; the public :func:`count`.
 
-Files are streamed in blocks of about ``BLOCK_CHARS`` characters, never held whole. A block is
-cut just before a line that starts with a non-space character, and only where splitting the
-text around the cut as one piece gives the same pieces as splitting its two halves (checked on
-a window of ``CUT_WINDOW`` characters each side), so the counts do not depend on where blocks
-fall, nor on the number of workers (tested against counting whole texts).
+Files are streamed in blocks (:func:`cybpe.training.shards.read_blocks`) cut where the pieces
+cannot change, so the counts do not depend on where blocks fall, nor on the number of workers
+(tested against counting whole texts).
 """
 
 from __future__ import annotations
 
-import codecs
 import functools
 import glob
 import os
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Optional, Union
+from typing import Any, Callable, Iterable, Iterator, Optional, Sequence, Union
 
-import regex
-
-from cybpe.training.counts import ChunkCounts
+from cybpe.errors import CorpusError, InvalidParameterError
+from cybpe.io.readers import is_url, require_fsspec
 from cybpe.pretokenize.scanner_api import BaseScanner
-from cybpe.errors import CorpusError
-from cybpe.io.readers import open_binary
-
-BLOCK_CHARS = 1 << 22  # ~4 M characters per block sent to a worker
-READ_BYTES = 1 << 20
-CUT_WINDOW = 512
-_CUT_CANDIDATE = regex.compile(r"\n(?=\S)")
+from cybpe.training.counts import ChunkCounts
+from cybpe.training.shards import BLOCK_CHARS, Shard, cut_splitter, read_blocks
 
 PathLike = Union[str, os.PathLike]
+_GLOB_CHARS = "*?["
 
 
-def files(*patterns: PathLike) -> list[Path]:
-    """Expand file names and glob patterns into a sorted list of paths (for ``train``)."""
-    out: list[Path] = []
-    for pattern in patterns:
-        matches = sorted(glob.glob(os.fspath(pattern), recursive=True))
+def _expand_url(pattern: str) -> list[Shard]:
+    fs, path = require_fsspec().core.url_to_fs(pattern)
+    if any(ch in path for ch in _GLOB_CHARS):
+        matches = sorted(fs.glob(path))
         if not matches:
-            if any(ch in os.fspath(pattern) for ch in "*?["):
+            raise CorpusError(f"{pattern}: no file matches")
+        return [Shard(fs.unstrip_protocol(m)) for m in matches]
+    if fs.isdir(path):
+        return [Shard(fs.unstrip_protocol(m)) for m in sorted(fs.find(path))
+                if not os.path.basename(m).startswith(".")]
+    return [Shard(pattern)]
+
+
+def _walk(directory: str) -> list[Path]:
+    """Every file under ``directory``, sorted; names starting with a dot are skipped."""
+    out: list[Path] = []
+    for root, dirs, names in os.walk(directory):
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
+        out.extend(Path(root, n) for n in names if not n.startswith("."))
+    return sorted(out, key=os.fspath)
+
+
+def files(*patterns: PathLike) -> list[Union[Path, Shard]]:
+    """Expand file names, directories (every file under them; hidden ones skipped), glob
+    patterns (``**`` recurses) and URLs (with fsspec; globs too) into a list for ``train`` and
+    ``count``: a ``Path`` per local file, a :class:`Shard` per URL."""
+    out: list[Union[Path, Shard]] = []
+    for pattern in patterns:
+        if isinstance(pattern, Shard):
+            out.append(pattern)
+            continue
+        name = os.fspath(pattern)
+        if is_url(name):
+            out.extend(_expand_url(name))
+            continue
+        if os.path.isdir(name):
+            out.extend(_walk(name))
+            continue
+        matches = sorted(glob.glob(name, recursive=True))
+        if not matches:
+            if any(ch in name for ch in _GLOB_CHARS):
                 raise CorpusError(f"{pattern}: no file matches")
-            matches = [os.fspath(pattern)]
-        out.extend(Path(m) for m in matches)
+            matches = [name]
+        out.extend(Path(m) for m in matches if not os.path.isdir(m))
     return out
 
 
-def _safe_cut(text: str, split: Callable[[str], list[str]], start: int) -> int:
-    """A cut position ≥ start where splitting halves equals splitting the whole, or -1."""
-    for m in _CUT_CANDIDATE.finditer(text, start):
-        cut = m.end()
-        lo, hi = max(0, cut - CUT_WINDOW), min(len(text), cut + CUT_WINDOW)
-        if hi - cut < CUT_WINDOW // 4:
-            return -1  # too close to the end of the buffer to judge; read more first
-        if split(text[lo:cut]) + split(text[cut:hi]) == split(text[lo:hi]):
-            return cut
-    return -1
-
-
-def read_blocks(
-    path: PathLike, split: Callable[[str], list[str]], errors: str = "strict", block_chars: int = BLOCK_CHARS
-) -> Iterator[str]:
-    """Yield the text of ``path`` in blocks cut at safe places. Invalid UTF-8 raises CorpusError.
-    Compressed files (gzip, xz, bzip2, zstd) are decompressed as they stream; ``"-"`` is stdin."""
-    decoder = codecs.getincrementaldecoder("utf-8")(errors)
-    buffer = ""
-    offset = 0  # bytes read so far
-    f = open_binary(path)
-    with f:
-        while True:
-            try:
-                raw = f.read(READ_BYTES)
-            except (OSError, EOFError, ValueError) as exc:  # a corrupt or truncated compressed file
-                raise CorpusError(f"{path}: cannot read ({exc})") from None
-            try:
-                buffer += decoder.decode(raw, final=not raw)
-            except UnicodeDecodeError as exc:
-                raise CorpusError(
-                    f"{path}: invalid UTF-8 at byte offset {offset + exc.start} "
-                    f"(pass errors='replace' or 'ignore' to accept it)"
-                ) from None
-            offset += len(raw)
-            while len(buffer) >= block_chars:
-                cut = _safe_cut(buffer, split, block_chars)
-                if cut < 0:
-                    break
-                yield buffer[:cut]
-                buffer = buffer[cut:]
-            if not raw:
-                break
-    if buffer:
-        yield buffer
+def counts_for(spec: dict, special_tokens: Sequence[str]) -> ChunkCounts:
+    """Empty counts for a pre-tokenizer spec (how workers rebuild the caller's counts)."""
+    counts = ChunkCounts.__new__(ChunkCounts)
+    counts.__setstate__({"spec": spec, "special_tokens": tuple(special_tokens), "counts": {}})
+    return counts
 
 
 def _count_block_of(spec: dict, specials: tuple, text: list[str]) -> Any:
-    """Worker process side: the counts of one batch, as a ChunkCounter (pickles as flat byte strings)."""
-    counts = ChunkCounts.__new__(ChunkCounts)
-    counts.__setstate__({"spec": spec, "special_tokens": specials, "counts": {}})
-    counts.update(text)
-    return counts._table
+    """Worker process side: the counts of one batch, as a ChunkCounter (pickles as flat arrays)."""
+    return counts_for(spec, specials).update(text).table
 
 
-def _blocks(items: Iterable[Union[str, PathLike]], split, errors: str, block_chars: int) -> Iterator[list[str]]:
-    """Batches of texts of about ``block_chars`` characters; a path's blocks are yielded alone."""
+def _is_source(item: Any) -> bool:
+    return isinstance(item, Shard) or (type(item) is not str and isinstance(item, os.PathLike))
+
+
+def _blocks(items: Iterable[Any], split, errors: str, block_chars: int) -> Iterator[list[str]]:
+    """Batches of texts of about ``block_chars`` characters; a file's blocks are yielded alone."""
     batch: list[str] = []
     size = 0
     for item in items:
-        if type(item) is not str and isinstance(item, os.PathLike):
-            for block in read_blocks(item, split, errors, block_chars):
-                yield [block]
+        if _is_source(item):
+            sources = files(item) if not isinstance(item, Shard) else [item]
+            for source in sources:
+                for block in read_blocks(source, split, errors, block_chars):
+                    yield [block]
             continue
         if not isinstance(item, str):
-            raise CorpusError(f"corpus items must be str texts or paths, not {type(item).__name__}")
+            raise CorpusError(f"corpus items must be str texts, paths or Shards, not {type(item).__name__}")
         batch.append(item)
         size += len(item)
         if size >= block_chars:
@@ -127,20 +117,24 @@ def _utf8_size(batch: list[str]) -> int:
 
 def count_corpus(
     counts: ChunkCounts,
-    items: Iterable[Union[str, PathLike]],
+    items: Iterable[Any],
     *,
     workers: Optional[int] = None,
     errors: str = "strict",
     progress: Optional[Callable[[int], None]] = None,
     block_chars: int = BLOCK_CHARS,
 ) -> ChunkCounts:
-    """Count the texts and files (``os.PathLike`` items) of ``items`` into ``counts``; returns it.
+    """Count the texts, files (``os.PathLike``) and Shards of ``items`` into ``counts``; returns it.
 
     ``workers`` > 1 counts blocks in that many threads (compiled scanners release the GIL) or,
     for regex-only pre-tokenizers, processes; the result is identical for any value.
     ``progress(n_bytes)`` is called after each block with its size in UTF-8 bytes.
     """
-    blocks = _blocks(items, counts.pretokenizer.split, errors, block_chars)
+    if workers is not None and (not isinstance(workers, int) or workers < 1):
+        raise InvalidParameterError(f"workers must be an integer ≥ 1, got {workers!r}")
+    if counts.capped:
+        block_chars = min(block_chars, counts.cap_block_chars)
+    blocks = _blocks(items, cut_splitter(counts.pretokenizer, counts.special_tokens), errors, block_chars)
     n = workers if workers is not None else 1
     if n <= 1:
         for batch in blocks:
@@ -153,7 +147,7 @@ def count_corpus(
     if pre.uses_scanner and isinstance(pre.scanner, BaseScanner):
         # The compiled counter releases the GIL: threads share the work without pickling texts.
         def count_in_thread(batch: list[str]) -> Any:
-            return counts.empty_like().update(batch)._table
+            return counts.empty_like().update(batch).table
 
         pool_type: Any = ThreadPoolExecutor
         task: Callable[[list[str]], Any] = count_in_thread
@@ -174,3 +168,32 @@ def count_corpus(
             if progress:
                 progress(size)
     return counts
+
+
+def count(
+    corpus: Any,
+    pretokenizer: Any = "cl100k",
+    special_tokens: Sequence[str] = (),
+    *,
+    workers: Optional[int] = None,
+    errors: str = "strict",
+    max_unique: Optional[int] = None,
+    max_bytes: Optional[int] = None,
+    **pretokenizer_params: Any,
+) -> ChunkCounts:
+    """Count the pre-tokenized chunks of a corpus: one ``str`` text, a file, folder or
+    :class:`Shard` (``pathlib.Path``; :func:`files` expands globs and URLs), or an iterable
+    mixing texts, paths and shards. Compressed files are read streaming.
+
+    ``workers`` counts in that many threads (compiled pre-tokenizers) or processes; the result
+    does not depend on it. ``errors`` for invalid UTF-8, as for ``bytes.decode``.
+    ``max_unique`` / ``max_bytes`` bound the memory (see :class:`ChunkCounts`): the result is
+    then approximate, with ``max_undercount`` saying by how much at most.
+    """
+    counts = ChunkCounts(pretokenizer, special_tokens, max_unique=max_unique, max_bytes=max_bytes,
+                         **pretokenizer_params)
+    if isinstance(corpus, (str, os.PathLike, Shard)):
+        corpus = [corpus]
+    elif isinstance(corpus, bytes):
+        raise CorpusError("count() takes str texts or paths, not bytes")
+    return count_corpus(counts, corpus, workers=workers, errors=errors)

@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import base64
 import heapq
+import itertools
 import json
 import os
 from collections import Counter
+from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping, Optional, Sequence, Union
 
-from cybpe.io.atomic import atomic_write_text
+from cybpe.io.atomic import atomic_write_text, atomic_writer
 from cybpe.training.chunk_counter import ChunkCounter
 from cybpe.pretokenize.pretokenizer import PreTokenizer
 from cybpe.pretokenize.registry import get_pretokenizer, pretokenizer_from_spec
@@ -21,9 +23,12 @@ from cybpe.pretokenize.scanner_api import BaseScanner
 from cybpe.pretokenize.specials import SpecialTokenSplitter
 from cybpe.errors import FormatError, InvalidParameterError
 from cybpe.pretokenize.text import clean_surrogates
+from cybpe.training import counts_file
+from cybpe.training.shards import Shard, cut_splitter, read_blocks
 
 FORMAT_NAME = "cybpe-chunk-counts"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 1  # exact counts; version 2 adds "max_undercount" (approximate counts)
+CAP_BLOCK_CHARS = 1 << 20  # with a memory cap, count at most this many characters between checks
 
 
 def _by_count(pair: tuple[bytes, int]) -> int:
@@ -33,10 +38,19 @@ def _by_count(pair: tuple[bytes, int]) -> int:
 class ChunkCounts:
     """Unique chunk (UTF-8 bytes) → count, for one pre-tokenizer and one set of special tokens.
 
-    Build it incrementally with :meth:`update`, add instances with ``+`` or ``sum([...])``
-    (they must share the pre-tokenizer and special tokens), pickle it, or :meth:`save` /
-    :meth:`load` it. Special-token strings are cut out of the text before pre-tokenization
-    and never counted.
+    Build it incrementally with :meth:`update` (texts, files, Shards), add instances with
+    ``+`` or ``sum([...])`` (they must share the pre-tokenizer and special tokens), pickle it
+    (protocol 5 sends the arrays as out-of-band buffers), or :meth:`save` / :meth:`load` it
+    (binary, or JSON for ``.json`` names). Special-token strings are cut out of the text before
+    pre-tokenization and never counted.
+
+    Bounded memory (opt-in): with ``max_unique`` (distinct chunks) or ``max_bytes`` (memory of
+    the table), whenever the table grows past the cap the rarest chunks are dropped, keeping
+    about half of the cap: every chunk counted fewer than ``t`` times goes, and ``t - 1`` is
+    added to :attr:`max_undercount`. No chunk's count is then more than ``max_undercount``
+    below its true count, and none is ever above it (lossy counting). :attr:`exact` says
+    whether anything was dropped. The cap is checked after each block of about
+    ``CAP_BLOCK_CHARS`` characters, so the table may pass it by one block's new chunks.
 
     The counts live in a compiled :class:`~cybpe.training.chunk_counter.ChunkCounter` (bytes keys).
     When the pre-tokenizer uses a compiled scanner or a compiled pattern, texts are counted in C
@@ -48,18 +62,99 @@ class ChunkCounts:
         self,
         pretokenizer: Union[str, PreTokenizer] = "cl100k",
         special_tokens: Sequence[str] = (),
+        *,
+        max_unique: Optional[int] = None,
+        max_bytes: Optional[int] = None,
         **pretokenizer_params: Any,
     ) -> None:
         self.pretokenizer = get_pretokenizer(pretokenizer, **pretokenizer_params)
         self.special_tokens = tuple(sorted(set(special_tokens)))
         self._splitter = SpecialTokenSplitter(self.special_tokens)
         self._table = ChunkCounter()
+        self.max_undercount = 0
+        self.max_unique, self.max_bytes = _check_cap(max_unique, "max_unique"), _check_cap(max_bytes, "max_bytes")
+
+    @property
+    def exact(self) -> bool:
+        """False when a memory cap dropped chunks (see :attr:`max_undercount`)."""
+        return self.max_undercount == 0
+
+    @property
+    def capped(self) -> bool:
+        return self.max_unique is not None or self.max_bytes is not None
+
+    cap_block_chars = CAP_BLOCK_CHARS
+
+    @property
+    def table(self) -> ChunkCounter:
+        """The compiled table holding the counts (what workers send back)."""
+        return self._table
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of memory the counts hold."""
+        return self._table.nbytes
+
+    def _enforce_cap(self) -> None:
+        """Drop the rarest chunks when the table is past its cap (see the class docstring)."""
+        size = len(self._table)
+        keep = size
+        if self.max_unique is not None and size > self.max_unique:
+            keep = self.max_unique // 2
+        if self.max_bytes is not None and self._table.nbytes > self.max_bytes:
+            keep = min(keep, int(size * self.max_bytes / 2 / self._table.nbytes))
+        if keep >= size:
+            return
+        import numpy as np
+
+        counts = self._table.count_array()
+        # Keep the chunks counted more often than the keep-th most frequent one (at most keep).
+        threshold = int(np.partition(counts, size - keep)[size - keep]) + 1 if keep > 0 else int(counts.max()) + 1
+        del counts
+        self._table.prune(threshold)
+        self.max_undercount += threshold - 1
 
     # -- building --------------------------------------------------------------------------
-    def update(self, texts: Union[str, Iterable[str]]) -> "ChunkCounts":
-        """Count the chunks of one text or of every text of an iterable; returns self."""
-        if isinstance(texts, str):
-            texts = (texts,)
+    def update(self, texts: Union[str, "os.PathLike[str]", Shard, Iterable[Any]]) -> "ChunkCounts":
+        """Count the chunks of one text, file (``pathlib.Path``) or :class:`~cybpe.Shard`, or of
+        every item of an iterable of them; files are read streaming, compressed or not (UTF-8,
+        strictly: use :func:`cybpe.count` for ``errors=``). Returns self."""
+        if isinstance(texts, (str, os.PathLike, Shard)):
+            texts = [texts]
+        if type(texts) is list and not self.capped and all(type(t) is str for t in texts):
+            return self._update_texts(texts)
+        self._update_mixed(texts)
+        return self
+
+    def _update_mixed(self, items: Iterable[Any]) -> None:
+        """Texts in batches (of at most the cap's block when capped), files block by block."""
+        limit = CAP_BLOCK_CHARS if self.capped else 1 << 22
+        batch: list[str] = []
+        size = 0
+        split = None
+        for item in itertools.chain(items, [None]):
+            if isinstance(item, str):
+                batch.append(item)
+                size += len(item)
+                if size < limit:
+                    continue
+            if batch:
+                self._update_texts(batch)
+                self._enforce_cap()
+                batch, size = [], 0
+            if item is None or isinstance(item, str):
+                continue
+            if not isinstance(item, (os.PathLike, Shard)) or isinstance(item, Path) and item.is_dir():
+                raise InvalidParameterError(
+                    f"ChunkCounts.update() takes str texts, file paths or Shards, not {type(item).__name__}"
+                    if not isinstance(item, Path) else f"{item}: a directory (use cybpe.count or cybpe.files)"
+                )
+            split = split or cut_splitter(self.pretokenizer, self.special_tokens)
+            for block in read_blocks(item, split, block_chars=limit):
+                self._update_texts([block])
+                self._enforce_cap()
+
+    def _update_texts(self, texts: Iterable[str]) -> "ChunkCounts":
         pretokenizer = self.pretokenizer
         scanner = pretokenizer.scanner if pretokenizer.uses_scanner else None
         compiled = scanner if isinstance(scanner, BaseScanner) else None
@@ -105,9 +200,8 @@ class ChunkCounts:
             return self.copy()
         if not isinstance(other, ChunkCounts):
             return NotImplemented
-        self._check_compatible(other)
         result = self.copy()
-        result._table.merge(other._table)
+        result += other
         return result
 
     __radd__ = __add__
@@ -117,11 +211,14 @@ class ChunkCounts:
             return NotImplemented
         self._check_compatible(other)
         self._table.merge(other._table)
+        self.max_undercount += other.max_undercount
+        self._enforce_cap()
         return self
 
     def copy(self) -> "ChunkCounts":
         new = self.empty_like()
         new._table = self._table.copy()
+        new.max_undercount = self.max_undercount
         return new
 
     def empty_like(self) -> "ChunkCounts":
@@ -131,6 +228,8 @@ class ChunkCounts:
         new.special_tokens = self.special_tokens
         new._splitter = self._splitter
         new._table = ChunkCounter()
+        new.max_undercount = 0
+        new.max_unique, new.max_bytes = self.max_unique, self.max_bytes
         return new
 
     def add_counts(self, counts: Union[ChunkCounter, Mapping[str, int], Mapping[bytes, int]]) -> None:
@@ -143,6 +242,7 @@ class ChunkCounts:
                 self._table.add_counts(counts)
             except ValueError as exc:
                 raise InvalidParameterError(str(exc)) from None
+        self._enforce_cap()
 
     # -- reading ---------------------------------------------------------------------------
     def __len__(self) -> int:
@@ -153,6 +253,7 @@ class ChunkCounts:
             isinstance(other, ChunkCounts)
             and self.pretokenizer.spec() == other.pretokenizer.spec()
             and self.special_tokens == other.special_tokens
+            and self.max_undercount == other.max_undercount
             and self._table == other._table
         )
 
@@ -177,13 +278,16 @@ class ChunkCounts:
         return self._table.total
 
     def __repr__(self) -> str:
-        return f"<ChunkCounts {len(self)} unique chunks, {self.total} occurrences, {self.pretokenizer!r}>"
+        exact = "" if self.exact else f", approximate (undercount ≤ {self.max_undercount})"
+        return (f"<ChunkCounts {len(self)} unique chunks, {self.total} occurrences{exact}, "
+                f"{self.pretokenizer!r}>")
 
     # -- persistence -----------------------------------------------------------------------
     def __getstate__(self) -> dict[str, Any]:
         # The table pickles as three flat byte strings (see ChunkCounter.__reduce__).
         return {"spec": self.pretokenizer.spec(), "special_tokens": self.special_tokens,
-                "table": self._table}
+                "table": self._table, "max_undercount": self.max_undercount,
+                "max_unique": self.max_unique, "max_bytes": self.max_bytes}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         """Accepts this version's state and the older ``"counts": {chunk str: count}`` one."""
@@ -195,20 +299,72 @@ class ChunkCounts:
             table = ChunkCounter()
             table.add_counts(state.get("counts", {}))
         self._table = table
+        self.max_undercount = int(state.get("max_undercount", 0))
+        self.max_unique, self.max_bytes = state.get("max_unique"), state.get("max_bytes")
 
-    def save(self, path: Union[str, os.PathLike]) -> None:
-        """Write a versioned JSON file atomically (temporary file, then rename)."""
+    def _metadata(self) -> dict[str, Any]:
+        return {"pretokenizer": self.pretokenizer.spec(), "special_tokens": list(self.special_tokens),
+                "total": self.total, "max_undercount": self.max_undercount}
+
+    def save(self, path: Union[str, os.PathLike], *, format: str = "auto",
+             compress: Optional[str] = None) -> None:
+        """Write the counts atomically (temporary file, then rename).
+
+        ``format="auto"``: JSON for a ``.json`` name (readable, for small counts), else the
+        binary format (:mod:`cybpe.training.counts_file`; 10 M chunks in about a second).
+        ``compress`` (binary only): None, ``"zstd"`` or ``"gzip"``."""
+        if format not in ("auto", "binary", "json"):
+            raise InvalidParameterError(f"format must be 'auto', 'binary' or 'json', not {format!r}")
+        if format == "json" or (format == "auto" and os.fspath(path).endswith(".json")):
+            if compress is not None:
+                raise InvalidParameterError("compress= applies to the binary format only")
+            self._save_json(path)
+            return
+        with atomic_writer(path) as out:
+            counts_file.write_counts(out, self._table, self._metadata(), compress)
+
+    def _save_json(self, path: Union[str, os.PathLike]) -> None:
         doc = {
             "format": FORMAT_NAME,
-            "version": FORMAT_VERSION,
+            "version": FORMAT_VERSION if self.exact else 2,
             "pretokenizer": self.pretokenizer.spec(),
             "special_tokens": list(self.special_tokens),
             "chunks": [[base64.b64encode(c).decode("ascii"), n] for c, n in self.items()],
         }
+        if not self.exact:
+            doc["max_undercount"] = self.max_undercount
         atomic_write_text(path, json.dumps(doc, ensure_ascii=False, separators=(",", ":")))
 
     @classmethod
     def load(cls, path: Union[str, os.PathLike]) -> "ChunkCounts":
+        """Read a file written by :meth:`save` (binary or JSON, told apart by its first bytes)."""
+        try:
+            with open(path, "rb") as f:
+                head = f.read(len(counts_file.MAGIC))
+                if counts_file.is_binary_counts(head):
+                    f.seek(0)
+                    table, meta = counts_file.read_counts(f, os.fspath(path))
+                    return cls._from_table(table, meta, os.fspath(path))
+        except FileNotFoundError:
+            raise FormatError(f"{path}: no such file") from None
+        except IsADirectoryError:
+            raise FormatError(f"{path}: a directory, not a chunk-counts file") from None
+        return cls._load_json(path)
+
+    @classmethod
+    def _from_table(cls, table: ChunkCounter, meta: dict, label: str) -> "ChunkCounts":
+        new = cls.__new__(cls)
+        try:
+            new.__setstate__({"spec": meta["pretokenizer"], "special_tokens": meta["special_tokens"],
+                              "table": table, "max_undercount": meta.get("max_undercount", 0)})
+        except FormatError:
+            raise
+        except (KeyError, TypeError, ValueError, LookupError) as exc:
+            raise FormatError(f"{label}: corrupt chunk-counts metadata ({exc!r})") from None
+        return new
+
+    @classmethod
+    def _load_json(cls, path: Union[str, os.PathLike]) -> "ChunkCounts":
         try:
             with open(path, encoding="utf-8") as f:
                 doc = json.load(f)
@@ -218,13 +374,14 @@ class ChunkCounts:
             raise FormatError(f"{path}: not a chunk-counts file ({exc})") from None
         if not isinstance(doc, dict) or doc.get("format") != FORMAT_NAME:
             raise FormatError(f"{path}: not a {FORMAT_NAME} file")
-        if doc.get("version") != FORMAT_VERSION:
+        if doc.get("version") not in (1, 2):
             raise FormatError(
-                f"{path}: chunk-counts version {doc.get('version')!r}; this cybpe reads version {FORMAT_VERSION}"
+                f"{path}: chunk-counts version {doc.get('version')!r}; this cybpe reads versions 1 and 2"
             )
         new = cls.__new__(cls)
         try:
-            new.__setstate__({"spec": doc["pretokenizer"], "special_tokens": doc["special_tokens"], "counts": {}})
+            new.__setstate__({"spec": doc["pretokenizer"], "special_tokens": doc["special_tokens"], "counts": {},
+                              "max_undercount": doc.get("max_undercount", 0)})
             pairs: list[tuple[bytes, int]] = []
             for i, (b64, n) in enumerate(doc["chunks"]):
                 if not isinstance(n, int) or isinstance(n, bool) or n <= 0:
@@ -238,3 +395,9 @@ class ChunkCounts:
         except (KeyError, TypeError, ValueError, OverflowError) as exc:
             raise FormatError(f"{path}: corrupt chunk-counts file ({exc!r})") from None
         return new
+
+
+def _check_cap(value: Optional[int], name: str) -> Optional[int]:
+    if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 2):
+        raise InvalidParameterError(f"{name} must be an integer ≥ 2 or None, got {value!r}")
+    return value

@@ -1,0 +1,161 @@
+"""Count a corpus on a Dask cluster, train on the client (optional extra: ``pip install 'cybpe[dask]'``).
+
+What runs where:
+
+* the client expands globs and cuts the files into exact shards (:func:`cybpe.shards`: byte
+  ranges cut where the chunks cannot change; a compressed file is one shard);
+* each worker counts its shards (or its partitions of a ``dask.bag`` of texts) with the
+  compiled counter and returns a :class:`cybpe.ChunkCounts`;
+* the counts are added in a tree (``split_every`` at a time) on the workers; they travel as
+  three flat arrays, out-of-band pickle-5 buffers, never as a Python dict;
+* the client receives one ChunkCounts and trains from it (:func:`train`), so the merges are
+  the ones a single process makes from the same corpus.
+
+Workers must be able to import cybpe (install it on them). URLs need fsspec and the scheme's
+backend on the workers too. Without a ``client``, Dask's current scheduler is used (the
+default ``distributed`` Client when one exists, else local processes).
+
+Thread safety: the functions share no state; one client may run several counts at once.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from typing import Any, Iterable, Optional, Sequence
+
+from cybpe.training.corpus import count_corpus, counts_for, files
+from cybpe.training.counts import ChunkCounts
+from cybpe.training.shards import Shard, shards
+
+SHARDS_PER_WORKER = 4
+
+
+def _count_partition(spec: dict, special_tokens: tuple, errors: str, items: Iterable[Any]) -> ChunkCounts:
+    """Worker side: the counts of one partition (texts, or Shards of files)."""
+    counts = counts_for(spec, special_tokens)
+    return count_corpus(counts, items, errors=errors)
+
+
+def _add_all(parts: Sequence[ChunkCounts]) -> ChunkCounts:
+    """Worker side: the sum of some partial counts (the inputs are left unchanged)."""
+    parts = list(parts)
+    total = parts[0].copy()
+    for part in parts[1:]:
+        total += part
+    return total
+
+
+def _n_workers(client: Any) -> int:
+    if client is not None:
+        try:
+            return max(1, len(client.scheduler_info()["workers"]))
+        except Exception:  # an unusual client: fall back to this machine's cores
+            pass
+    return os.cpu_count() or 1
+
+
+def _is_bag(corpus: Any) -> bool:
+    try:
+        import dask.bag as db
+    except ImportError:
+        return False
+    return isinstance(corpus, db.Bag)
+
+
+def count(
+    corpus: Any,
+    pretokenizer: Any = "cl100k",
+    special_tokens: Sequence[str] = (),
+    *,
+    client: Any = None,
+    n_shards: Optional[int] = None,
+    split_every: int = 8,
+    errors: str = "strict",
+    **pretokenizer_params: Any,
+) -> ChunkCounts:
+    """Count ``corpus`` on the cluster: a ``dask.bag.Bag`` of ``str`` texts, or a path, URL or
+    glob (or a list of them, or of :class:`cybpe.Shard`). Returns the summed ChunkCounts on the
+    client, equal to ``cybpe.count`` of the same corpus. ``n_shards`` defaults to
+    ``4 × workers``; ``split_every`` is the fan-in of the tree of additions."""
+    try:
+        import dask.bag as db
+    except ImportError:
+        raise ImportError("cybpe.dask needs Dask: pip install 'cybpe[dask]'") from None
+    template = ChunkCounts(pretokenizer, special_tokens, **pretokenizer_params)
+    spec, specials = template.pretokenizer.spec(), template.special_tokens
+    if _is_bag(corpus):
+        bag = corpus
+    else:
+        items = [corpus] if isinstance(corpus, (str, os.PathLike, Shard)) else list(corpus)
+        whole = [i for i in items if not isinstance(i, Shard)]
+        sources = files(*whole) if whole else []
+        given = [i for i in items if isinstance(i, Shard)]
+        n = n_shards or SHARDS_PER_WORKER * _n_workers(client)
+        cut = shards([s.source if isinstance(s, Shard) else s for s in sources], n, template.pretokenizer,
+                     specials) if sources else []
+        pieces = given + cut
+        if not pieces:
+            return template
+        bag = db.from_sequence(pieces, npartitions=len(pieces))
+    reduced = bag.reduction(
+        functools.partial(_count_partition, spec, specials, errors),
+        _add_all,
+        split_every=split_every,
+    )
+    if client is not None:
+        result = client.compute(reduced).result()
+    else:
+        result = reduced.compute()
+    if not isinstance(result, ChunkCounts):
+        raise TypeError(f"the cluster returned {type(result).__name__}, not ChunkCounts")
+    return result
+
+
+def train(
+    corpus: Any,
+    vocab_size: int,
+    pretokenizer: Any = "cl100k",
+    special_tokens: Sequence[str] = (),
+    *,
+    client: Any = None,
+    n_shards: Optional[int] = None,
+    split_every: int = 8,
+    errors: str = "strict",
+    pretokenizer_params: Optional[dict] = None,
+    **train_options: Any,
+) -> Any:
+    """Count on the cluster (:func:`count`), then train on the client (:func:`cybpe.train`
+    options: ``min_frequency``, ``tie_break``, ``progress``...)."""
+    from cybpe._train import train as train_from
+
+    counts = count(corpus, pretokenizer, special_tokens, client=client, n_shards=n_shards,
+                   split_every=split_every, errors=errors, **(pretokenizer_params or {}))
+    return train_from(counts, vocab_size, special_tokens=special_tokens, **train_options)
+
+
+def _sizeof_counts(counts: ChunkCounts) -> int:
+    return int(counts.nbytes) + 256
+
+
+def register_sizeof(sizeof: Any) -> None:
+    """The ``dask.sizeof`` entry point: Dask's default (``sys.getsizeof``) does not see the
+    compiled counter's memory, so spilling and memory limits would under-count it."""
+    from cybpe.training.chunk_counter import ChunkCounter
+
+    sizeof.register(ChunkCounts)(_sizeof_counts)
+    sizeof.register(ChunkCounter)(lambda table: int(table.nbytes) + 64)
+
+
+
+def _register_now() -> None:
+    """Register at import too: the entry point does not run when dask.sizeof was imported
+    before cybpe was installed into the environment, or when a plugin failed to load."""
+    try:
+        from dask.sizeof import sizeof
+    except ImportError:  # no Dask: count() says how to install it
+        return
+    register_sizeof(sizeof)
+
+
+_register_now()

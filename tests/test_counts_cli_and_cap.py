@@ -1,0 +1,75 @@
+"""The counts CLI (make, merge, show, train --counts) and the opt-in memory cap."""
+
+from __future__ import annotations
+
+import gzip
+import random
+
+import pytest
+
+import cybpe
+from cybpe.cli.main import main
+from cybpe.errors import InvalidParameterError
+
+
+def test_counts_make_merge_show_and_train_from_them(tmp_path, capsys):
+    a, b = tmp_path / "a.txt", tmp_path / "b.txt.gz"
+    a.write_text("the cat sat on the mat\n" * 200)
+    b.write_bytes(gzip.compress(b"a dog ran in the fog\n" * 200))
+    assert main(["counts", "make", str(a), "-o", str(tmp_path / "a.counts")]) == 0
+    assert main(["counts", "make", str(b), "-o", str(tmp_path / "b.counts"), "--compress", "gzip"]) == 0
+    assert main(["counts", "merge", str(tmp_path / "a.counts"), str(tmp_path / "b.counts"),
+                 "-o", str(tmp_path / "ab.json")]) == 0
+    merged = cybpe.ChunkCounts.load(tmp_path / "ab.json")
+    assert merged == cybpe.count([a, b])
+    assert main(["counts", "show", str(tmp_path / "ab.json"), "--top", "3"]) == 0
+    assert "b' the'" in capsys.readouterr().out
+    assert main(["train", "--counts", str(tmp_path / "ab.json"), "--vocab-size", "270", "-q",
+                 "-o", str(tmp_path / "tok.json")]) == 0
+    assert cybpe.Tokenizer.load(tmp_path / "tok.json").vocab.merges == cybpe.train([a, b], 270).vocab.merges
+    assert main(["counts", "make", str(a)]) == 1  # no output: one error line
+    assert "needs -o" in capsys.readouterr().err
+
+
+def _zipf_words(n_words: int, seed: int = 1) -> list[str]:
+    rng = random.Random(seed)
+    vocab = ["".join(rng.choice("abcdefghij") for _ in range(rng.randrange(2, 9))) for _ in range(20000)]
+    return [" ".join(vocab[min(int(rng.paretovariate(1.1)) - 1, len(vocab) - 1)] for _ in range(200))
+            for _ in range(n_words // 200)]
+
+
+def test_a_memory_cap_bounds_the_table_and_states_the_undercount():
+    texts = _zipf_words(200_000)
+    exact = cybpe.count(texts)
+    capped = cybpe.count(texts, max_unique=300)
+    assert exact.exact and exact.max_undercount == 0
+    assert not capped.exact and capped.max_undercount > 0
+    assert len(capped) <= 300 < len(exact)
+    truth = dict(exact.items())
+    for chunk, n in capped.items():
+        assert truth[chunk] - capped.max_undercount <= n <= truth[chunk]  # the stated bound holds
+    for chunk, n in truth.items():  # anything counted more often than the bound survives
+        if n > 2 * capped.max_undercount:
+            assert chunk in dict(capped.items())
+    # Training from approximate counts: the first merges, whose counts are far above any
+    # possible error, are the exact ones.
+    tok_exact, tok_capped = cybpe.train(exact, 300), cybpe.train(capped, 300)
+    report = tok_capped.metadata["training"]
+    assert report["exact_counts"] is False and report["max_undercount"] == capped.max_undercount
+    assert tok_capped.vocab.merges[:10] == tok_exact.vocab.merges[:10]
+    # The bound adds up under +, and survives a save/load.
+    twice = capped + capped
+    assert twice.max_undercount == 2 * capped.max_undercount
+
+
+def test_cap_round_trips_and_rejects_nonsense(tmp_path):
+    capped = cybpe.count(_zipf_words(40_000), max_unique=100)
+    for name in ("c.counts", "c.json"):
+        capped.save(tmp_path / name)
+        loaded = cybpe.ChunkCounts.load(tmp_path / name)
+        assert loaded == capped and loaded.max_undercount == capped.max_undercount
+    for bad in (0, 1, -5, 2.5, "10"):
+        with pytest.raises(InvalidParameterError):
+            cybpe.ChunkCounts(max_unique=bad)
+    small = cybpe.count(_zipf_words(40_000), max_bytes=8 * 1024)
+    assert small.nbytes <= 8 * 1024 * 2 and not small.exact

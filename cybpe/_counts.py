@@ -10,29 +10,32 @@ import base64
 import heapq
 import json
 import os
+import threading
 from collections import Counter
 from typing import Any, Iterable, Iterator, Mapping, Optional, Sequence, Union
 
-from ._atomic import atomic_write_text
+from ._atomic import atomic_write_text, read_json
 from ._chunk_counter import ChunkCounter
 from ._pretokenizer import PreTokenizer
 from ._registry import get_pretokenizer, pretokenizer_from_spec
 from ._pattern_scanner import PatternScanner
 from ._scanner import Scanner
-from ._specials import SpecialTokenSplitter
-from .errors import FormatError, InvalidParameterError
+from ._specials import SpecialTokenSplitter, checked_special_tokens
+from .errors import ConcurrentUseError, FormatError, InvalidParameterError, ParameterTypeError
 
 FORMAT_NAME = "cybpe-chunk-counts"
 FORMAT_VERSION = 1
+#: Version of the pickled state (``__getstate__``); states without one are version 0.
+STATE_VERSION = 1
 
 
 def clean_surrogates(text: str) -> str:
     """Replace lone surrogates by U+FFFD (and join valid surrogate pairs), as tiktoken does."""
     try:
-        text.encode("utf-8")
+        str.encode(text, "utf-8")  # the code points themselves: a subclass's encode() is not called
         return text
     except UnicodeEncodeError:
-        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+        return str.encode(text, "utf-16", "surrogatepass").decode("utf-16", "replace")
 
 
 def _by_count(pair: tuple[bytes, int]) -> int:
@@ -60,15 +63,45 @@ class ChunkCounts:
         **pretokenizer_params: Any,
     ) -> None:
         self.pretokenizer = get_pretokenizer(pretokenizer, **pretokenizer_params)
-        self.special_tokens = tuple(sorted(set(special_tokens)))
+        self.special_tokens = tuple(sorted(checked_special_tokens(special_tokens)))
         self._splitter = SpecialTokenSplitter(self.special_tokens)
         self._table = ChunkCounter()
+        self._new_locks()
+
+    # -- locking: one writer at a time; readers see whole writing calls ------------------------
+    def _new_locks(self) -> None:
+        self._writer = threading.Lock()  # claimed by a writer, never waited for
+        self._state = threading.Lock()   # held by a writer for its whole call and by readers
+
+    def _begin_write(self) -> None:
+        if not self._writer.acquire(blocking=False):
+            raise ConcurrentUseError(
+                "this ChunkCounts is being filled by another thread; count in separate "
+                "ChunkCounts (empty_like()) and add them up"
+            )
+        self._state.acquire()
+
+    def _end_write(self) -> None:
+        self._state.release()
+        self._writer.release()
 
     # -- building --------------------------------------------------------------------------
     def update(self, texts: Union[str, Iterable[str]]) -> "ChunkCounts":
         """Count the chunks of one text or of every text of an iterable; returns self."""
+        self._begin_write()
+        try:
+            self._update(texts)
+        finally:
+            self._end_write()
+        return self
+
+    def _update(self, texts: Union[str, Iterable[str]]) -> None:
         if isinstance(texts, str):
             texts = (texts,)
+        elif isinstance(texts, (bytes, bytearray)) or not hasattr(texts, "__iter__"):
+            raise ParameterTypeError(
+                f"ChunkCounts.update() takes a str or an iterable of str, not {type(texts).__name__}"
+            )
         pretokenizer = self.pretokenizer
         scanner = pretokenizer.scanner if pretokenizer.uses_scanner else None
         kind = scanner.kind if isinstance(scanner, Scanner) else None
@@ -81,14 +114,16 @@ class ChunkCounts:
                     table.add_texts(texts, kind)
                 else:
                     table.add_texts_matched(texts, matcher)
-                return self
+                return
             except (UnicodeEncodeError, TypeError):
                 pass  # lone surrogates or a non-str item: the per-text path below says which
         for text in texts:
             if not isinstance(text, str):
-                raise InvalidParameterError(
+                raise ParameterTypeError(
                     f"ChunkCounts.update() takes str texts, not {type(text).__name__}"
                 )
+            if type(text) is not str:
+                text = str.__str__(text)  # a subclass's own code points, never its methods
             if kind is not None and plain:
                 try:
                     table.add_text(text, kind)  # encodes strictly: fails before counting anything
@@ -104,7 +139,6 @@ class ChunkCounts:
                     table.add_texts_matched([part], matcher)
                 else:
                     table.add_counts(Counter(pretokenizer.split(part)))
-        return self
 
     def _check_compatible(self, other: "ChunkCounts") -> None:
         if self.pretokenizer.spec() != other.pretokenizer.spec():
@@ -122,7 +156,8 @@ class ChunkCounts:
             return NotImplemented
         self._check_compatible(other)
         result = self.copy()
-        result._table.merge(other._table)
+        with other._state:
+            result._table.merge(other._table)
         return result
 
     __radd__ = __add__
@@ -131,12 +166,22 @@ class ChunkCounts:
         if not isinstance(other, ChunkCounts):
             return NotImplemented
         self._check_compatible(other)
-        self._table.merge(other._table)
+        addend = other.copy() if other is self else other
+        if not self._writer.acquire(blocking=False):
+            raise ConcurrentUseError("this ChunkCounts is being filled by another thread")
+        try:
+            # both state locks in a fixed order, so that a += b and b += a cannot deadlock
+            first, second = (self, addend) if id(self) < id(addend) else (addend, self)
+            with first._state, second._state:
+                self._table.merge(addend._table)
+        finally:
+            self._writer.release()
         return self
 
     def copy(self) -> "ChunkCounts":
         new = self.empty_like()
-        new._table = self._table.copy()
+        with self._state:
+            new._table = self._table.copy()
         return new
 
     def empty_like(self) -> "ChunkCounts":
@@ -146,42 +191,54 @@ class ChunkCounts:
         new.special_tokens = self.special_tokens
         new._splitter = self._splitter
         new._table = ChunkCounter()
+        new._new_locks()
         return new
 
     def add_counts(self, counts: Union[ChunkCounter, Mapping[str, int], Mapping[bytes, int]]) -> None:
         """Add counts produced elsewhere with the same pre-tokenizer: a ChunkCounter (what the
-        corpus workers send) or a mapping of chunk (str or UTF-8 bytes) to count ≥ 0."""
-        if isinstance(counts, ChunkCounter):
-            self._table.merge(counts)
-        else:
-            try:
+        corpus workers send) or a mapping of chunk (str or UTF-8 bytes) to an integer count ≥ 0.
+        Everything is checked before anything is added."""
+        self._begin_write()
+        try:
+            if isinstance(counts, ChunkCounter):
+                self._table.merge(counts)
+            else:
                 self._table.add_counts(counts)
-            except ValueError as exc:
-                raise InvalidParameterError(str(exc)) from None
+        finally:
+            self._end_write()
 
     # -- reading ---------------------------------------------------------------------------
     def __len__(self) -> int:
         return len(self._table)
 
     def __eq__(self, other: object) -> bool:
-        return (
-            isinstance(other, ChunkCounts)
-            and self.pretokenizer.spec() == other.pretokenizer.spec()
-            and self.special_tokens == other.special_tokens
-            and self._table == other._table
-        )
+        if not isinstance(other, ChunkCounts):
+            return False
+        if other is self:
+            return True
+        if (self.pretokenizer.spec() != other.pretokenizer.spec()
+                or self.special_tokens != other.special_tokens):
+            return False
+        first, second = (self, other) if id(self) < id(other) else (other, self)
+        with first._state, second._state:  # in a fixed order: a == b and b == a cannot deadlock
+            return bool(self._table == other._table)
 
     def items(self) -> Iterator[tuple[bytes, int]]:
         """``(chunk bytes, count)`` in a deterministic order (sorted by bytes)."""
-        return iter(self._table.items(sort=True))
+        with self._state:
+            return iter(self._table.items(sort=True))
 
     def sorted_arrays(self):
         """``(chunks, counts)`` sorted by bytes: a list of bytes and an int64 numpy array (for training)."""
-        return self._table.sorted_arrays()
+        with self._state:
+            return self._table.sorted_arrays()
 
     def most_common(self, n: Optional[int] = None) -> list[tuple[bytes, int]]:
         """The ``n`` most frequent chunks (all when None), ties in first-counted order."""
-        pairs = self._table.items()
+        if n is not None and (isinstance(n, bool) or not isinstance(n, int)):
+            raise ParameterTypeError(f"most_common(n): n must be an int or None, not {type(n).__name__}")
+        with self._state:
+            pairs = self._table.items()
         if n is None:
             return sorted(pairs, key=_by_count, reverse=True)
         return heapq.nlargest(n, pairs, key=_by_count)
@@ -197,18 +254,39 @@ class ChunkCounts:
     # -- persistence -----------------------------------------------------------------------
     def __getstate__(self) -> dict[str, Any]:
         # The table pickles as three flat byte strings (see ChunkCounter.__reduce__).
-        return {"spec": self.pretokenizer.spec(), "special_tokens": self.special_tokens,
-                "table": self._table}
+        with self._state:  # a copy: the table pickles after this returns, maybe mid-update
+            table = self._table.copy()
+        return {"state_version": STATE_VERSION, "spec": self.pretokenizer.spec(),
+                "special_tokens": self.special_tokens, "table": table}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        """Accepts this version's state and the older ``"counts": {chunk str: count}`` one."""
-        self.pretokenizer = pretokenizer_from_spec(state["spec"])
-        self.special_tokens = tuple(state["special_tokens"])
+        """Accepts this version's state and the older ``"counts": {chunk str: count}`` one;
+        anything else (a newer cybpe's state, a damaged one) is a :class:`FormatError`."""
+        if not isinstance(state, dict):
+            raise FormatError(f"ChunkCounts state must be a dict, not {type(state).__name__}")
+        version = state.get("state_version", 0)
+        if not isinstance(version, int) or version > STATE_VERSION:
+            raise FormatError(
+                f"ChunkCounts state version {version!r}: this cybpe reads versions 0..{STATE_VERSION}"
+                " (pickled by a newer cybpe?)"
+            )
+        spec = state.get("spec")
+        if not isinstance(spec, dict):
+            raise FormatError("ChunkCounts state has no pre-tokenizer spec")
+        self.pretokenizer = pretokenizer_from_spec(spec)
+        try:
+            self.special_tokens = tuple(sorted(checked_special_tokens(state.get("special_tokens", ()))))
+        except InvalidParameterError as exc:
+            raise FormatError(f"ChunkCounts state: {exc}") from None
         self._splitter = SpecialTokenSplitter(self.special_tokens)
+        self._new_locks()
         table = state.get("table")
         if not isinstance(table, ChunkCounter):
             table = ChunkCounter()
-            table.add_counts(state.get("counts", {}))
+            try:
+                table.add_counts(state.get("counts", {}))
+            except InvalidParameterError as exc:
+                raise FormatError(f"ChunkCounts state: {exc}") from None
         self._table = table
 
     def save(self, path: Union[str, os.PathLike]) -> None:
@@ -224,13 +302,9 @@ class ChunkCounts:
 
     @classmethod
     def load(cls, path: Union[str, os.PathLike]) -> "ChunkCounts":
-        try:
-            with open(path, encoding="utf-8") as f:
-                doc = json.load(f)
-        except FileNotFoundError:
-            raise FormatError(f"{path}: no such file") from None
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise FormatError(f"{path}: not a chunk-counts file ({exc})") from None
+        """Read a file written by :meth:`save`; anything else is a :class:`FormatError`
+        naming the file."""
+        doc = read_json(path)
         if not isinstance(doc, dict) or doc.get("format") != FORMAT_NAME:
             raise FormatError(f"{path}: not a {FORMAT_NAME} file")
         if doc.get("version") != FORMAT_VERSION:
@@ -239,17 +313,26 @@ class ChunkCounts:
             )
         new = cls.__new__(cls)
         try:
-            new.__setstate__({"spec": doc["pretokenizer"], "special_tokens": doc["special_tokens"], "counts": {}})
+            spec, specials, chunks = doc["pretokenizer"], doc["special_tokens"], doc["chunks"]
+            if not isinstance(spec, dict) or not isinstance(specials, list) or not isinstance(chunks, list):
+                raise FormatError(f"{path}: corrupt chunk-counts file (pretokenizer, special_tokens "
+                                  "or chunks of the wrong type)")
+            new.__setstate__({"spec": spec, "special_tokens": specials, "counts": {}})
             pairs: list[tuple[bytes, int]] = []
-            for i, (b64, n) in enumerate(doc["chunks"]):
-                if not isinstance(n, int) or isinstance(n, bool) or n <= 0:
+            for i, entry in enumerate(chunks):
+                if not isinstance(entry, list) or len(entry) != 2 or not isinstance(entry[0], str):
+                    raise FormatError(f"{path}: chunk {i} is not a [base64, count] pair")
+                b64, n = entry
+                if not isinstance(n, int) or isinstance(n, bool) or n <= 0 or n >= 2**63:
                     raise FormatError(f"{path}: chunk {i} has count {n!r}")
                 chunk = base64.b64decode(b64, validate=True)
                 chunk.decode("utf-8")  # chunks are whole UTF-8 text pieces
                 pairs.append((chunk, n))
             new._table.add_counts(pairs)
-        except FormatError:
-            raise
+        except FormatError as exc:
+            if str(exc).startswith(f"{path}:"):
+                raise
+            raise FormatError(f"{path}: {exc}") from None
         except (KeyError, TypeError, ValueError, OverflowError) as exc:
             raise FormatError(f"{path}: corrupt chunk-counts file ({exc!r})") from None
         return new

@@ -8,6 +8,7 @@ from ._registry import get_pretokenizer as get_pretokenizer
 from ._registry import list_pretokenizers as list_pretokenizers
 from ._registry import register_plugin as register_plugin
 from ._registry import unregister_plugin as unregister_plugin
+from ._regex_spans import set_regex_timeout as set_regex_timeout
 from ._tokenizer import StreamDecoder as StreamDecoder
 from ._tokenizer import Tokenizer as Tokenizer
 from ._train import train as train

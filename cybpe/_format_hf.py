@@ -23,7 +23,7 @@ from collections.abc import Collection, Mapping
 from json.encoder import encode_basestring  # type: ignore[attr-defined]
 from typing import Any, Optional, Union
 
-from ._atomic import PathLike, atomic_write_text, read_json
+from ._atomic import PathLike, atomic_write_text, checked_path, read_json
 from ._bytelevel import bytelevel_to_bytes, bytes_to_bytelevel
 from ._hf_pattern import PatternSyntaxError, from_oniguruma, to_oniguruma
 from ._merges import all_splits_merges, resolve_merge
@@ -163,6 +163,9 @@ def _read_vocab(src: str, vocab: Any, specials: dict[str, int]) -> list[str]:
     """The ByteLevel strings of the ordinary tokens in id order (added tokens set aside)."""
     if not isinstance(vocab, dict):
         raise FormatError(f"{src}: model.vocab is not an object")
+    for s, i in vocab.items():
+        if not isinstance(i, int) or isinstance(i, bool):
+            raise FormatError(f"{src}: model.vocab[{s!r}] is not an integer id")
     special_ids = {i: s for s, i in specials.items()}
     ordinary = len(vocab) - sum(1 for s, i in vocab.items() if i in special_ids)
     strings: list[Optional[str]] = [None] * ordinary
@@ -217,7 +220,7 @@ def load_hf_tokenizer_json(path: PathLike) -> tuple[Vocab, dict[str, Any]]:
     the regex matches, ``Removed`` + ``invert``; False for ``Isolated``).
     Truncation, padding and the post-processor are encode-time options and are ignored.
     """
-    src = os.fspath(path)
+    src = checked_path(path)
     doc = read_json(path)
     if not isinstance(doc, dict) or not isinstance(doc.get("model"), dict):
         raise FormatError(f"{src}: not a Hugging Face tokenizer.json (no 'model' object)")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import os
 import sys
 import time
@@ -15,7 +16,18 @@ from ._progress import Progress
 from ._tokenizer import Tokenizer
 from ._trainer import train_merges
 from ._vocab import Vocab
-from .errors import InvalidParameterError, TrainingError
+from ._specials import checked_special_tokens
+from .errors import InvalidParameterError, ParameterTypeError, TrainingError, describe
+
+TIE_BREAKS = ("ids", "huggingface")
+
+
+def _check_int(name: str, value: Any, *, allow_none: bool = False) -> None:
+    if value is None and allow_none:
+        return
+    if isinstance(value, bool) or not isinstance(value, int):
+        kind = "an int or None" if allow_none else "an int"
+        raise ParameterTypeError(f"train(): {name} must be {kind}, not {type(value).__name__}")
 
 Corpus = Union[ChunkCounts, Iterable[Union[str, os.PathLike]]]
 
@@ -44,10 +56,27 @@ def train(
     the corpus (the result does not depend on it). ``progress``: None shows bars only on a
     terminal; True forces them; False hides them.
     """
-    specials = list(dict.fromkeys(special_tokens))
-    if any(not isinstance(s, str) or not s for s in specials):
-        raise InvalidParameterError("special tokens must be non-empty strings")
-    if not isinstance(vocab_size, int) or vocab_size < 256 + len(specials):
+    specials = checked_special_tokens(special_tokens)
+    _check_int("vocab_size", vocab_size)
+    _check_int("min_frequency", min_frequency)
+    _check_int("workers", workers, allow_none=True)
+    if workers is not None and workers < 1:
+        raise InvalidParameterError(f"train(): workers must be >= 1 (or None), not {workers}")
+    if not isinstance(tie_break, str) or tie_break not in TIE_BREAKS:
+        raise InvalidParameterError(
+            f"train(): tie_break must be one of {TIE_BREAKS}, not {describe(tie_break)}")
+    if progress is not None and not isinstance(progress, bool):
+        raise ParameterTypeError(f"train(): progress must be True, False or None, not {describe(progress)}")
+    if not isinstance(errors, str):
+        raise ParameterTypeError(f"train(): errors must be a str, not {type(errors).__name__}")
+    try:
+        codecs.lookup_error(errors)
+    except (LookupError, UnicodeError):
+        raise InvalidParameterError(f"train(): errors={describe(errors)} is not an error handler") from None
+    if pretokenizer_params is not None and not isinstance(pretokenizer_params, dict):
+        raise ParameterTypeError(
+            f"train(): pretokenizer_params must be a dict, not {type(pretokenizer_params).__name__}")
+    if vocab_size < 256 + len(specials):
         raise TrainingError(
             f"vocab_size must be at least 256 + {len(specials)} special tokens = "
             f"{256 + len(specials)}, got {vocab_size!r}"
@@ -69,8 +98,8 @@ def train(
             )
     else:
         counts = ChunkCounts(pretokenizer, specials, **(pretokenizer_params or {}))
-        if isinstance(corpus, (str, bytes)):
-            raise InvalidParameterError(
+        if isinstance(corpus, (str, bytes)) or not hasattr(corpus, "__iter__"):
+            raise ParameterTypeError(
                 "corpus must be an iterable of texts or paths, or ChunkCounts, not a single "
                 f"{type(corpus).__name__} (wrap one text in a list; cybpe.files(...) makes paths)"
             )

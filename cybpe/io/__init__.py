@@ -1,0 +1,3 @@
+"""Shared I/O: atomic writes and file readers.
+
+Internal: the public API is the top-level ``cybpe`` package."""

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import copy
 import json
-import os
 import pickle
 import random
 
@@ -18,6 +17,7 @@ import pytest
 
 import cybpe
 from cybpe.errors import CybpeError
+from support import write_every_format
 
 TEXT = "Hello world, the quick brown fox. 12345 jumps! Ünïcödé 中文 🙂\n  done. " * 10
 
@@ -99,23 +99,15 @@ def _shrink(doc):
 
 def _formats(tok, folder):
     """name -> (file written from ``tok``, load function of a path)."""
-    native = os.path.join(folder, "tok.json")
-    tok.save(native)
-    tiktoken_file = os.path.join(folder, "tok.tiktoken")
-    tok.to_tiktoken(tiktoken_file)
-    hf = os.path.join(folder, "tokenizer.json")
-    tok.to_hf(hf)
-    encoder, merges = os.path.join(folder, "encoder.json"), os.path.join(folder, "vocab.bpe")
-    tok.to_gpt2(encoder, merges)
-    counts = os.path.join(folder, "counts.json")
-    cybpe.ChunkCounts("cl100k", ["<|eot|>"]).update([TEXT]).save(counts)
+    paths = write_every_format(tok, folder, TEXT)
+    merges, encoder = paths["gpt2-merges"], paths["gpt2-encoder"]
     return {
-        "native": (native, cybpe.Tokenizer.load),
-        "tiktoken": (tiktoken_file, lambda p: cybpe.Tokenizer.from_tiktoken(p, "cl100k", {})),
-        "hf": (hf, cybpe.Tokenizer.from_hf),
+        "native": (paths["native"], cybpe.Tokenizer.load),
+        "tiktoken": (paths["tiktoken"], lambda p: cybpe.Tokenizer.from_tiktoken(p, "cl100k", {})),
+        "hf": (paths["hf"], cybpe.Tokenizer.from_hf),
         "gpt2-encoder": (encoder, lambda p: cybpe.Tokenizer.from_gpt2(p, merges)),
         "gpt2-merges": (merges, lambda p: cybpe.Tokenizer.from_gpt2(encoder, p)),
-        "chunk-counts": (counts, cybpe.ChunkCounts.load),
+        "chunk-counts": (paths["counts"], cybpe.ChunkCounts.load),
     }
 
 

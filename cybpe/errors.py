@@ -1,4 +1,14 @@
-"""Typed errors. Every error cybpe raises on bad input derives from :class:`CybpeError`."""
+"""Typed errors. Every error cybpe raises on bad input derives from :class:`CybpeError`.
+
+Where Python has a matching built-in exception, the typed error subclasses it too, so existing
+``except`` clauses keep working: ``UnknownPreTokenizerError`` is a ``KeyError``;
+``InvalidParameterError`` and its kin (``TrainingError``, ``CorpusError``, ``FormatError``,
+``DisallowedSpecialTokenError``, ``InvalidTokenError``, ``EncodingError``) are ``ValueError``;
+``ParameterTypeError`` is a ``ValueError`` and a ``TypeError``; ``TooLargeError`` a ``ValueError``
+and an ``OverflowError``; ``ConcurrentUseError`` a ``RuntimeError``; ``PatternTimeoutError`` a
+``TimeoutError``; ``SaveError`` an ``OSError``. ``DuplicatePreTokenizerError`` and
+``PluginError`` are only ``CybpeError``.
+"""
 
 from __future__ import annotations
 

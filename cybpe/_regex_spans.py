@@ -6,7 +6,8 @@ takes exponential time on ``"a" * 30 + "!"``. Every split here passes ``timeout=
 ``regex`` module: ``seconds + per_million_chars * len(text) / 1e6`` (default 2 s + 10 s per
 million characters: ordinary patterns split a million characters in well under a second even
 on a loaded machine). Past it, :class:`~cybpe.errors.PatternTimeoutError` names the pattern
-and the position the search had reached. Change the bound with :func:`set_regex_timeout` or,
+and the position the search had reached. (The ``regex`` module checks its clock every so
+often: on a loaded machine the stop can come a few seconds after the bound.) Change the bound with :func:`set_regex_timeout` or,
 at import, the environment variable ``CYBPE_REGEX_TIMEOUT`` (``"seconds"`` or
 ``"seconds,per_million_chars"``).
 """

@@ -1,17 +1,17 @@
-"""Build script: cythonizes every ``cybpe/*.pyx`` with one set of compiler directives.
+"""Build script: cythonizes every ``cybpe/**/*.pyx`` with one set of compiler directives.
 
 Environment switches (for development only):
 
 * ``CYBPE_DEBUG=1``     rebuild with bounds, wraparound and initialization checks on.
 * ``CYBPE_ANNOTATE=1``  write Cython's HTML annotation next to each ``.pyx``.
-* ``CYBPE_BUILD_ONLY=_trainer,_encoder``  build only these modules (faster edit loops).
+* ``CYBPE_BUILD_ONLY=trainer,encoder``  build only these modules (by file stem; faster edit loops).
 """
 
 import os
 from glob import glob
 
 from Cython.Build import cythonize
-from setuptools import Extension, setup
+from setuptools import Extension, find_packages, setup
 
 DEBUG = os.environ.get("CYBPE_DEBUG", "") not in ("", "0")
 ANNOTATE = os.environ.get("CYBPE_ANNOTATE", "") not in ("", "0")
@@ -32,15 +32,15 @@ EXTRA_COMPILE_ARGS = ["-O0", "-g"] if DEBUG else ["-O3"]
 
 def extensions():
     exts = []
-    for path in sorted(glob(os.path.join("cybpe", "*.pyx"))):
-        mod = os.path.splitext(os.path.basename(path))[0]
-        if ONLY and mod not in ONLY:
+    for path in sorted(glob(os.path.join("cybpe", "**", "*.pyx"), recursive=True)):
+        module = os.path.splitext(path)[0].replace(os.sep, ".")
+        if ONLY and module.rsplit(".", 1)[-1] not in ONLY:
             continue
         exts.append(
             Extension(
-                f"cybpe.{mod}",
+                module,
                 [path],
-                include_dirs=["cybpe"],
+                include_dirs=[os.path.join("cybpe", "_c")],
                 extra_compile_args=EXTRA_COMPILE_ARGS,
             )
         )
@@ -48,9 +48,9 @@ def extensions():
 
 
 setup(
-    packages=["cybpe", "cybpe_pretokenizers"],
+    packages=find_packages(include=["cybpe", "cybpe.*"]) + ["cybpe_pretokenizers"],
     package_dir={"cybpe_pretokenizers": "pretokenizers"},
-    package_data={"cybpe": ["*.pyx", "*.pxd", "*.pyi", "*.h", "py.typed", "data/*"]},
+    package_data={"cybpe": ["py.typed", "data/*"], "": ["*.pyx", "*.pxd", "*.pyi", "*.h"]},
     ext_modules=extensions(),
     zip_safe=False,
 )

@@ -11,7 +11,7 @@ import regex
 
 import cybpe
 from bench_support import text_samples
-from cybpe._pattern_scanner import compile_scanner
+from cybpe.pretokenize.pattern_scanner import compile_scanner
 
 TEXTS = text_samples()
 PATTERNS = ["cl100k", "o200k", "gpt2", "abugida"]

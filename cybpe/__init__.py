@@ -1,18 +1,18 @@
 """cybpe: fast, exact byte-level BPE — train, encode, and compare pre-tokenizers."""
 
-from . import errors as errors
-from ._corpus import files as files
-from ._counts import ChunkCounts as ChunkCounts
-from ._pretokenizer import PreTokenizer as PreTokenizer
-from ._registry import get_pretokenizer as get_pretokenizer
-from ._registry import list_pretokenizers as list_pretokenizers
-from ._registry import register_plugin as register_plugin
-from ._registry import unregister_plugin as unregister_plugin
-from ._regex_spans import set_regex_timeout as set_regex_timeout
-from ._tokenizer import StreamDecoder as StreamDecoder
-from ._tokenizer import Tokenizer as Tokenizer
-from ._train import train as train
-from ._bpb import bits_per_byte as bits_per_byte
-from ._version import __version__ as __version__
-from ._vocab import Vocab as Vocab
-from .hookspecs import hookimpl as hookimpl
+from cybpe import errors as errors
+from cybpe.training.corpus import files as files
+from cybpe.training.counts import ChunkCounts as ChunkCounts
+from cybpe.pretokenize.pretokenizer import PreTokenizer as PreTokenizer
+from cybpe.pretokenize.registry import get_pretokenizer as get_pretokenizer
+from cybpe.pretokenize.registry import list_pretokenizers as list_pretokenizers
+from cybpe.pretokenize.registry import register_plugin as register_plugin
+from cybpe.pretokenize.registry import unregister_plugin as unregister_plugin
+from cybpe.pretokenize.regex_spans import set_regex_timeout as set_regex_timeout
+from cybpe._tokenizer import StreamDecoder as StreamDecoder
+from cybpe._tokenizer import Tokenizer as Tokenizer
+from cybpe._train import train as train
+from cybpe.report.metrics import bits_per_byte as bits_per_byte
+from cybpe._version import __version__ as __version__
+from cybpe.formats.vocab import Vocab as Vocab
+from cybpe.hookspecs import hookimpl as hookimpl

@@ -1,5 +1,5 @@
 import sys
 
-from ._cli import main
+from cybpe.cli.main import main
 
 sys.exit(main())

@@ -10,15 +10,15 @@ from typing import AbstractSet, Any, Collection, Iterable, Literal, Optional, Se
 
 import numpy as np
 
-from ._counts import clean_surrogates
-from ._encoder import RankEncoder
-from ._fastpath import encode_scanned, encode_texts_scanned
-from ._scanner import Scanner
-from ._pretokenizer import PreTokenizer
-from ._registry import get_pretokenizer
-from ._specials import SpecialTokenSplitter
-from ._vocab import Vocab
-from .errors import (
+from cybpe.pretokenize.text import clean_surrogates
+from cybpe.encode.encoder import RankEncoder
+from cybpe.encode.fastpath import encode_scanned, encode_texts_scanned
+from cybpe.pretokenize.scanner import Scanner
+from cybpe.pretokenize.pretokenizer import PreTokenizer
+from cybpe.pretokenize.registry import get_pretokenizer
+from cybpe.pretokenize.specials import SpecialTokenSplitter
+from cybpe.formats.vocab import Vocab
+from cybpe.errors import (
     CybpeError,
     DisallowedSpecialTokenError,
     EncodingError,
@@ -352,7 +352,7 @@ class Tokenizer:
 
     def save(self, path: PathLike) -> None:
         """Save in cybpe's versioned JSON format (atomically: temporary file, then rename)."""
-        from ._format_native import save_native
+        from cybpe.formats.native import save_native
 
         meta = {**self.metadata, "name": self.name, "normalizer": self.normalizer}
         save_native(path, self.vocab, self.pretokenizer.spec(), meta)
@@ -360,7 +360,7 @@ class Tokenizer:
     @classmethod
     def load(cls, path: PathLike) -> "Tokenizer":
         """Load a file written by :meth:`save`."""
-        from ._format_native import load_native
+        from cybpe.formats.native import load_native
 
         vocab, spec, metadata = load_native(path)
         name = metadata.pop("name", None)
@@ -373,12 +373,12 @@ class Tokenizer:
         """Load ``.tiktoken`` ranks. For ``cl100k_base``, ``o200k_base`` and ``r50k_base``/``gpt2``
         (taken from ``name`` or the file name) the pre-tokenizer and special tokens are known;
         otherwise give them."""
-        from ._format_tiktoken import load_tiktoken
-        from ._known import KNOWN_ENCODINGS
+        from cybpe.formats.tiktoken import load_tiktoken
+        from cybpe.formats.known import KNOWN_ENCODINGS
 
         if name is not None and not isinstance(name, str):
             raise ParameterTypeError(f"name must be a str or None, not {type(name).__name__}")
-        from ._atomic import checked_path
+        from cybpe.io.atomic import checked_path
 
         path = checked_path(path)
         if special_tokens is not None and not isinstance(special_tokens, dict):
@@ -400,16 +400,16 @@ class Tokenizer:
 
     def to_tiktoken(self, path: PathLike) -> None:
         """Write the ordinary ranks as ``.tiktoken`` (special tokens are not part of that format)."""
-        from ._format_tiktoken import save_tiktoken
+        from cybpe.formats.tiktoken import save_tiktoken
 
         save_tiktoken(path, self.vocab)
 
     @classmethod
     def from_hf(cls, path: PathLike, *, name: Optional[str] = None) -> "Tokenizer":
         """Load a byte-level BPE ``tokenizer.json`` (Llama 3, Qwen, GPT-4o, GPT-2 style)."""
-        from ._format_hf import load_hf_tokenizer_json
-        from ._known import pretokenizer_for_pattern
-        from ._merges import rank_vocab_if_all_splits
+        from cybpe.formats.hf import load_hf_tokenizer_json
+        from cybpe.formats.known import pretokenizer_for_pattern
+        from cybpe.formats.merges import rank_vocab_if_all_splits
 
         vocab, info = load_hf_tokenizer_json(path)
         # An all-splits merge list (Llama 3's, or what to_hf writes) encodes as its ranks do:
@@ -421,7 +421,7 @@ class Tokenizer:
 
     def to_hf(self, path: PathLike) -> None:
         """Write a ``tokenizer.json`` that HF ``tokenizers`` loads and encodes identically."""
-        from ._format_hf import save_hf_tokenizer_json
+        from cybpe.formats.hf import save_hf_tokenizer_json
 
         vocab = self.vocab
         if vocab.encode_by_rank:  # HF applies merges literally: give it every split (all-splits)
@@ -433,13 +433,13 @@ class Tokenizer:
     @classmethod
     def from_gpt2(cls, encoder_json: PathLike, vocab_bpe: PathLike, *, name: Optional[str] = "gpt2") -> "Tokenizer":
         """Load the original GPT-2 ``encoder.json`` + ``vocab.bpe``."""
-        from ._format_gpt2 import load_gpt2
+        from cybpe.formats.gpt2 import load_gpt2
 
         return cls(load_gpt2(encoder_json, vocab_bpe), "gpt2", name=name)
 
     def to_gpt2(self, encoder_json: PathLike, vocab_bpe: PathLike) -> None:
         """Write GPT-2 style ``encoder.json`` + ``vocab.bpe``."""
-        from ._format_gpt2 import save_gpt2
+        from cybpe.formats.gpt2 import save_gpt2
 
         save_gpt2(encoder_json, vocab_bpe, self.vocab)
 

@@ -9,15 +9,15 @@ import time
 import warnings
 from typing import Any, Iterable, Optional, Sequence, Union
 
-from ._corpus import count_corpus
-from ._counts import ChunkCounts
-from ._pretokenizer import PreTokenizer
-from ._progress import Progress
-from ._tokenizer import Tokenizer
-from ._trainer import train_merges
-from ._vocab import Vocab
-from ._specials import checked_special_tokens
-from .errors import InvalidParameterError, ParameterTypeError, TrainingError, describe
+from cybpe.training.corpus import count_corpus
+from cybpe.training.counts import ChunkCounts
+from cybpe.pretokenize.pretokenizer import PreTokenizer
+from cybpe.training.progress import Progress
+from cybpe._tokenizer import Tokenizer
+from cybpe.training.trainer import train_merges
+from cybpe.formats.vocab import Vocab
+from cybpe.pretokenize.specials import checked_special_tokens
+from cybpe.errors import InvalidParameterError, ParameterTypeError, TrainingError, describe
 
 TIE_BREAKS = ("ids", "huggingface")
 

@@ -33,7 +33,7 @@ class _HookimplMarker(pluggy.HookimplMarker):
 
     def __call__(self, function=None, **options):  # type: ignore[no-untyped-def,override]
         if function is not None and not callable(function):
-            from .errors import ParameterTypeError
+            from cybpe.errors import ParameterTypeError
 
             raise ParameterTypeError(f"@hookimpl marks a function, not {type(function).__name__}")
         return super().__call__(function, **options)
@@ -52,7 +52,7 @@ def cybpe_register_pretokenizers(register):  # type: ignore[no-untyped-def]
         ``params`` maps each parameter name to ``(default, allowed_values)`` (``None`` for
         "any value the pattern function accepts"); ``scanner`` is an optional compiled splitter
         that gives the same spans as the pattern (without one, cybpe compiles the pattern
-        itself when it can, see ``cybpe._pattern_compiler``); ``refine`` optionally post-processes the
+        itself when it can, see ``cybpe.pretokenize.pattern_compiler``); ``refine`` optionally post-processes the
         spans (for splits a leftmost regex cannot express). The description defaults to the
         docstring of the hook implementation.
     """

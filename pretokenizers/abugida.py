@@ -11,7 +11,7 @@ taken as a prefix could not be given back, and a lone mark before a non-letter w
 branch at all. Without it, pieces are exactly Qwen3.5's (whose prefix is not possessive).
 """
 
-from cybpe._scanner import Scanner
+from cybpe.pretokenize.scanner import Scanner
 from cybpe.hookspecs import hookimpl
 
 PATTERN = (

@@ -1,6 +1,6 @@
 """tiktoken's cl100k_base pre-tokenizer (GPT-3.5/GPT-4), in its current possessive form."""
 
-from cybpe._scanner import Scanner
+from cybpe.pretokenize.scanner import Scanner
 from cybpe.hookspecs import hookimpl
 
 #: tiktoken ``openai_public.py`` ``cl100k_base`` pat_str (possessive since 2024).

@@ -1,6 +1,6 @@
 """The original GPT-2 pre-tokenizer."""
 
-from cybpe._scanner import Scanner
+from cybpe.pretokenize.scanner import Scanner
 from cybpe.hookspecs import hookimpl
 
 #: openai/gpt-2 ``src/encoder.py``; HF ByteLevel's built-in pattern is the same string.

@@ -1,6 +1,6 @@
 """The GPT-4 pattern with numbers cut left to right into groups of 1, 2 or 3 digits."""
 
-from cybpe._scanner import Scanner
+from cybpe.pretokenize.scanner import Scanner
 from cybpe.hookspecs import hookimpl
 
 

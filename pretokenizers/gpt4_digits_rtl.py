@@ -10,7 +10,7 @@ whole run (``\\p{N}++``) and :func:`group_digits_right_to_left` refines the span
 
 import regex
 
-from cybpe._scanner import Scanner
+from cybpe.pretokenize.scanner import Scanner
 from cybpe.hookspecs import hookimpl
 
 PATTERN = (

@@ -1,6 +1,6 @@
 """The Llama 3 pre-tokenizer: the original (2022, non-possessive) cl100k string."""
 
-from cybpe._scanner import Scanner
+from cybpe.pretokenize.scanner import Scanner
 from cybpe.hookspecs import hookimpl
 
 #: ``meta-llama/llama3`` ``Tokenizer.pat_str``; also in Llama-3's tokenizer.json.

@@ -1,6 +1,6 @@
 """tiktoken's o200k_base pre-tokenizer (GPT-4o)."""
 
-from cybpe._scanner import Scanner
+from cybpe.pretokenize.scanner import Scanner
 from cybpe.hookspecs import hookimpl
 
 #: tiktoken ``openai_public.py`` ``o200k_base``: seven alternatives joined with ``|``.

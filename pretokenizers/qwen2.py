@@ -1,6 +1,6 @@
 """The Qwen2 / Qwen2.5 / Qwen3 pre-tokenizer: the Llama 3 string with single digits."""
 
-from cybpe._scanner import Scanner
+from cybpe.pretokenize.scanner import Scanner
 from cybpe.hookspecs import hookimpl
 
 #: transformers ``tokenization_qwen2.py`` ``PRETOKENIZE_REGEX``; also in Qwen3's tokenizer.json.

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 import regex
 
-from cybpe._bench_report import gini, read_prefix, word_counts
-from cybpe._bpb import bits_per_byte
+from cybpe.report.variants import gini, read_prefix, word_counts
+from cybpe.report.metrics import bits_per_byte
 
 UDHR = Path(__file__).parent / "data" / "udhr"
 # The two patterns written out here (not asked from cybpe): tiktoken's cl100k_base, and the

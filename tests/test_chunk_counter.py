@@ -20,10 +20,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import cybpe
-from cybpe._chunk_counter import ChunkCounter, _rebuild
-from cybpe._corpus import _count_block_of
-from cybpe._pretokenizer import FORCE_REGEX_ENV
-from cybpe._scanner import SCANNER_NAMES, Scanner
+from cybpe.training.chunk_counter import ChunkCounter, _rebuild
+from cybpe.training.corpus import _count_block_of
+from cybpe.pretokenize.pretokenizer import FORCE_REGEX_ENV
+from cybpe.pretokenize.scanner import SCANNER_NAMES, Scanner
 from cybpe.errors import InvalidParameterError
 from support import DATA_DIR, shared_path
 

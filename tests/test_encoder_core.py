@@ -19,8 +19,8 @@ import regex
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cybpe._encoder import RankEncoder
-from cybpe._reference_encoder import (
+from cybpe.encode.encoder import RankEncoder
+from cybpe.reference.encoder import (
     all_splits_table,
     merges_table,
     reference_encode,
@@ -403,8 +403,8 @@ def test_constructor_errors():
 C_API_USER = """
 from libc.stdint cimport int64_t
 from libc.stdlib cimport free
-from cybpe._types cimport IdBuffer
-from cybpe._encoder cimport RankEncoder
+from cybpe._c.types cimport IdBuffer
+from cybpe.encode.encoder cimport RankEncoder
 
 def encode_both_ways(RankEncoder encoder, const unsigned char[::1] data, const int64_t[::1] ends):
     cdef IdBuffer each, batch

@@ -19,21 +19,21 @@ from pathlib import Path
 import pytest
 import regex
 
-from cybpe import _atomic
-from cybpe._atomic import atomic_write_bytes, atomic_write_text
-from cybpe._bytelevel import BYTE_TO_CHAR, CHAR_TO_BYTE, bytelevel_to_bytes, bytes_to_bytelevel
-from cybpe._format_gpt2 import load_gpt2, save_gpt2
-from cybpe._format_hf import (
+from cybpe.io import atomic as _atomic
+from cybpe.io.atomic import atomic_write_bytes, atomic_write_text
+from cybpe.formats.bytelevel import BYTE_TO_CHAR, CHAR_TO_BYTE, bytelevel_to_bytes, bytes_to_bytelevel
+from cybpe.formats.gpt2 import load_gpt2, save_gpt2
+from cybpe.formats.hf import (
     GPT2_PATTERN,
     hf_safe_pattern,
     load_hf_tokenizer_json,
     save_hf_tokenizer_json,
 )
-from cybpe._format_native import load_native, save_native
-from cybpe._format_tiktoken import load_tiktoken, save_tiktoken
-from cybpe._hf_pattern import from_oniguruma, to_oniguruma
-from cybpe._merges import all_splits_merges, canonical_merges
-from cybpe._vocab import Vocab
+from cybpe.formats.native import load_native, save_native
+from cybpe.formats.tiktoken import load_tiktoken, save_tiktoken
+from cybpe.formats.oniguruma import from_oniguruma, to_oniguruma
+from cybpe.formats.merges import all_splits_merges, canonical_merges
+from cybpe.formats.vocab import Vocab
 from cybpe.errors import FormatError, InvalidParameterError, SaveError
 
 SIMPLE_PATTERN = r"""'(?i:[sdmt]|ll|ve|re)| ?\p{L}+| ?\p{N}{1,3}| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""

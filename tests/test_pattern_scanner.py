@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import cybpe
-from cybpe._pattern_compiler import UnsupportedPattern, compile_pattern
-from cybpe._pattern_scanner import PatternScanner, compile_scanner
+from cybpe.pretokenize.pattern_compiler import UnsupportedPattern, compile_pattern
+from cybpe.pretokenize.pattern_scanner import PatternScanner, compile_scanner
 from support import DATA_DIR, shared_path
 
 BUILT_IN = ["gpt2", "cl100k", "o200k", "llama3", "qwen2", "abugida", "gpt4-digits", "gpt4-digits-rtl"]

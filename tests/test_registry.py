@@ -33,7 +33,7 @@ def test_builtins_are_listed_with_their_distribution():
 
 
 def test_plugins_load_lazily_not_at_import():
-    code = "import cybpe, cybpe._registry as r; print(r._REGISTRY._loaded); cybpe.list_pretokenizers(); print(r._REGISTRY._loaded)"
+    code = "import cybpe, cybpe.pretokenize.registry as r; print(r._REGISTRY._loaded); cybpe.list_pretokenizers(); print(r._REGISTRY._loaded)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", "True"]
 

@@ -412,7 +412,7 @@ def test_tiktoken_error_keeps_its_reason_when_the_path_says_line(tmp_path):
 
 
 def test_later_saves_remove_stale_temporaries_of_killed_saves(tmp_path, tok):
-    from cybpe import _atomic
+    from cybpe.io import atomic as _atomic
 
     target = tmp_path / "tok.json"
     dead_pid = 2**22 + 12345  # above the default pid_max: no such process

@@ -23,9 +23,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import cybpe
-from cybpe import _gen_unicode_tables as tables_generator
-from cybpe._pretokenizer import FORCE_REGEX_ENV
-from cybpe._scanner import SCANNER_NAMES, Scanner
+from cybpe._c import gen_unicode_tables as tables_generator
+from cybpe.pretokenize.pretokenizer import FORCE_REGEX_ENV
+from cybpe.pretokenize.scanner import SCANNER_NAMES, Scanner
 from cybpe.errors import UnknownPreTokenizerError
 
 
@@ -129,7 +129,7 @@ def test_invalid_utf8_never_faults(name):
 
 def test_tables_match_regex_for_every_code_point():
     """Each class bit of the compiled lookup equals the regex property, U+0000..U+10FFFF."""
-    from cybpe._scanner import _code_point_classes
+    from cybpe.pretokenize.scanner import _code_point_classes
 
     compiled = np.frombuffer(_code_point_classes(), dtype=np.uint8)
     every = "".join(map(chr, range(0x110000)))
@@ -148,7 +148,7 @@ def test_committed_header_is_current():
         pytest.skip(f"the header was generated with another regex release than {regex.__version__}")
     assert header == tables_generator.render(
         tables_generator.class_bytes(), tables_generator.contraction_folds()
-    ), "rerun python cybpe/_gen_unicode_tables.py"
+    ), "rerun python cybpe/_c/gen_unicode_tables.py"
 
 
 # -- corpora ----------------------------------------------------------------------------------
@@ -321,7 +321,7 @@ def test_against_hf_split_on_english_and_code(name, shared_dir):
 @kinds
 def test_scan_next_loop_agrees_with_scan_all(name):
     """scan_next (the per-piece C API the encoder uses) gives the same ends as scan_all."""
-    from cybpe._scanner import _ends_by_scan_next
+    from cybpe.pretokenize.scanner import _ends_by_scan_next
 
     for text in hostile_strings(seed=99, count=300) + ["12345678 x 1234", "a\n  ", "\u0301"]:
         data = text.encode("utf-8", "surrogatepass")

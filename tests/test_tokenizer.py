@@ -225,7 +225,7 @@ def test_compiled_path_equals_regex_path(trained, name):
 
 def test_ids_equal_tiktoken_gpt2(shared_dir):
     tiktoken = pytest.importorskip("tiktoken")
-    from cybpe._bytelevel import bytelevel_to_bytes
+    from cybpe.formats.bytelevel import bytelevel_to_bytes
     from cybpe_pretokenizers import gpt2
 
     gpt2_dir = shared_dir / "vocab" / "gpt2"

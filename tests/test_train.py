@@ -7,7 +7,7 @@ import pickle
 import pytest
 
 import cybpe
-from cybpe._corpus import count_corpus
+from cybpe.training.corpus import count_corpus
 from cybpe.errors import CorpusError, InvalidParameterError, TrainingError
 from support import DATA_DIR
 

@@ -1,4 +1,4 @@
-"""The Cython merge trainer (``cybpe._trainer``) against the Python reference, rustbpe and HF."""
+"""The Cython merge trainer (``cybpe.training.trainer``) against the Python reference, rustbpe and HF."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ import regex
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cybpe._reference_trainer import reference_train_merges
-from cybpe._trainer import PROGRESS_EVERY, _train_merges_seeded, train_merges
+from cybpe.reference.trainer import reference_train_merges
+from cybpe.training.trainer import PROGRESS_EVERY, _train_merges_seeded, train_merges
 from cybpe.errors import InvalidParameterError, TrainingError
 from support import DATA_DIR
 

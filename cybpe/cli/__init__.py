@@ -1,0 +1,3 @@
+"""The ``cybpe`` command line.
+
+Internal: the public API is the top-level ``cybpe`` package."""

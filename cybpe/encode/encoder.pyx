@@ -1,0 +1,949 @@
+"""The rank encoder: byte-level BPE of one piece at a time, exact to tiktoken, with no trie.
+
+A piece is encoded by (1) looking the whole piece up (when ``whole_piece_lookup``), (2) mapping a
+single byte to its id, or (3) repeatedly merging the adjacent pair of parts with the lowest rank,
+leftmost on ties, until no adjacent pair has a rank. Ranks come from an id-pair table: either every
+split of every token (rank-only vocabularies, ``merges is None``) or an explicit merges list.
+The pure-Python twin is :mod:`cybpe.reference.encoder`.
+
+Merge paths, all giving the same ids (tests run each against the others and the reference):
+linear rescan (short pieces), binary heap (medium), bucket queue by rank (long), and run-length
+(one repeated byte, any length).
+"""
+
+# Performance notes
+# -----------------
+# Measured on the shared 2-core VM with cl100k, pre-split pieces of the eval corpora, CPU time,
+# best of 7, A/B builds run interleaved (other jobs shared the machine: differences under ~10%
+# are noise). "en/ru/ja/hi" = eval/docs/{en,ru,ja}.txt, eval/parallel-ntrex/hi.txt.
+#
+# * Whole-piece lookup is the hot path for English and code (90-93% of pieces are tokens). Its
+#   cost is one cache miss into the token table, so a slot holds the token's first 8 bytes and
+#   length: pieces of <= 8 bytes are compared in the slot, without touching offsets or the blob
+#   (3 misses before). perf showed ~50% of the lookup loop's samples on that one load, so
+#   encode_block hashes 16 pieces first and prefetches their slots, then probes: the misses
+#   overlap (en 92 -> 96..122 MB/s, code 98 -> 106..130, ru/ja/hi +2..15%).
+# * Pieces that need BPE repeat within a text (ru: 76% of such bytes, hi: 94%, en: 66%, ja:
+#   15%), so encode_utf8 / encode_str_pieces memoise them in a per-call cache keyed by the
+#   piece's bytes in the caller's input, valued by the ids' position in the output: ru 24 -> 60
+#   MB/s, hi 60 -> 150, code 110 -> 155, en 110 -> 128, ja 18.5 -> 19.6. Per call, so threads
+#   never share it.
+# * The merge paths have their own notes in _merge_paths.pyx.
+# * Pair slots are one packed uint64 (left, right, rank): half of a 16-byte slot's footprint
+#   (cl100k 4 MB instead of 8). The remaining cost of BPE-heavy text is that table's cache
+#   misses (~30% of merge samples in perf); speed did not move beyond noise either way.
+
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
+from cpython.unicode cimport PyUnicode_AsUTF8AndSize
+from cpython.list cimport PyList_New
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
+from libc.stdlib cimport calloc, free, malloc, realloc
+from libc.string cimport memcmp, memcpy, memset
+
+from cybpe.encode.merge_paths cimport PATH_AUTO, PATH_BUCKET, PATH_HEAP, PATH_LINEAR, PATH_RUNS, merge_piece
+from cybpe.encode.rank_tables cimport (
+    EMPTY_PAIR_SLOT, FIBONACCI, MAX_IDS, RankTables, TokenSlot, packed_pair, pair_rank,
+)
+from cybpe._c.types cimport IdBuffer, id_buffer_reserve, rank_t, token_t
+
+cdef extern from *:
+    """
+    #if defined(__GNUC__) || defined(__clang__)
+    #define CYBPE_PREFETCH(address) __builtin_prefetch(address)
+    #else
+    #define CYBPE_PREFETCH(address) ((void)(address))
+    #endif
+    """
+    void CYBPE_PREFETCH(const void* address) noexcept nogil
+
+
+cdef extern from "Python.h":
+    # Raw forms (no reference counting by Cython): ids_list moves borrowed ints into a list.
+    ctypedef struct PyObject
+    PyObject* tuple_item "PyTuple_GET_ITEM"(object tup, Py_ssize_t i)
+    void list_set_item "PyList_SET_ITEM"(object lst, Py_ssize_t i, PyObject* item)
+    void incref "Py_INCREF"(PyObject* item)
+    PyObject* new_int "PyLong_FromUnsignedLong"(unsigned long value) except NULL
+
+
+import operator
+
+import numpy as np
+
+from cybpe.errors import EncodingError, FormatError, InvalidParameterError, InvalidTokenError, describe
+
+cdef enum:
+    LOOKAHEAD = 16            # pieces whose token-table slots are prefetched together
+    CACHE_MIN_PIECES = 64     # calls with fewer pieces get no per-call piece cache
+    CACHE_MAX_SLOTS = 1 << 15 # 1 MB of cache entries at most
+
+
+cdef struct PairEntry:  # a pair found while building the table
+    uint64_t key        # pair_key(left, right)
+    rank_t rank
+
+
+# ---------------------------------------------------------------- hashing
+
+cdef inline uint64_t load64(const uint8_t* p) noexcept nogil:
+    cdef uint64_t w
+    memcpy(&w, p, 8)
+    return w
+
+
+cdef inline uint64_t load32(const uint8_t* p) noexcept nogil:
+    cdef uint32_t w
+    memcpy(&w, p, 4)
+    return w
+
+
+cdef inline uint64_t head_word(const uint8_t* s, Py_ssize_t n) noexcept nogil:
+    """A word holding s[:min(n, 8)] (n >= 1), never reading past s[n-1]. For n <= 8 equal
+    (word, n) means equal bytes: 4..8 bytes are two overlapping 4-byte reads, 1..3 bytes are
+    s[0], s[n//2], s[n-1]."""
+    if n >= 8:
+        return load64(s)
+    if n >= 4:
+        return load32(s) | (load32(s + n - 4) << 32)
+    return (<uint64_t>s[0]) | ((<uint64_t>s[n >> 1]) << 8) | ((<uint64_t>s[n - 1]) << 16)
+
+
+cdef inline uint64_t hash_bytes(const uint8_t* s, Py_ssize_t n, uint64_t head) noexcept nogil:
+    """Hash of n >= 1 bytes whose head_word is head: words folded by multiply-rotate, then a
+    splitmix64 finaliser."""
+    cdef uint64_t h = (head ^ (<uint64_t>n * FIBONACCI)) * 0x517CC1B727220A95ULL
+    if n > 8:
+        s += 8
+        n -= 8
+        while n > 8:
+            h = (((h << 5) | (h >> 59)) ^ load64(s)) * 0x517CC1B727220A95ULL
+            s += 8
+            n -= 8
+        h = (((h << 5) | (h >> 59)) ^ head_word(s, n)) * 0x517CC1B727220A95ULL
+    h ^= h >> 30
+    h *= 0xBF58476D1CE4E5B9ULL
+    h ^= h >> 27
+    h *= 0x94D049BB133111EBULL
+    h ^= h >> 31
+    return h
+
+
+cdef inline uint64_t pair_key(token_t left, token_t right) noexcept nogil:
+    return ((<uint64_t><uint32_t>left) << 32) | (<uint64_t><uint32_t>right)
+
+
+# ---------------------------------------------------------------- table lookups (hot)
+
+cdef inline token_t probe_token(const RankTables* t, const uint8_t* s, Py_ssize_t n,
+                                uint64_t head, uint64_t i) noexcept nogil:
+    """Id of the token s[:n] (1 <= n <= max_token_len) from its head_word and first slot."""
+    cdef const TokenSlot* slot
+    while True:
+        slot = &t.token_slots[i]
+        if slot.token < 0:
+            return -1
+        if slot.head == head and slot.length == n:
+            if n <= 8 or memcmp(t.token_blob + t.token_offsets[slot.token] + 8, s + 8,
+                                n - 8) == 0:
+                return slot.token
+        i = (i + 1) & t.token_mask
+
+
+cdef inline token_t lookup_token(const RankTables* t, const uint8_t* s,
+                                 Py_ssize_t n) noexcept nogil:
+    """Id of the token whose bytes are s[:n], or -1."""
+    if n <= 0 or n > t.max_token_len:
+        return -1
+    cdef uint64_t head = head_word(s, n)
+    return probe_token(t, s, n, head, hash_bytes(s, n, head) & t.token_mask)
+
+
+cdef int encode_piece(const RankTables* t, const uint8_t* s, Py_ssize_t n, IdBuffer* out,
+                      int path) noexcept nogil:
+    """Append the ids of s[:n] to out. -1 when out of memory."""
+    cdef token_t found
+    if n <= 0:
+        return 0
+    if id_buffer_reserve(out, n) != 0:
+        return -1
+    if t.whole_piece_lookup:
+        found = lookup_token(t, s, n)
+        if found >= 0:
+            out.data[out.size] = <uint32_t>found
+            out.size += 1
+            return 0
+    return merge_piece(t, s, n, out, path)
+
+
+cdef struct CacheEntry:
+    const uint8_t* key      # the piece's bytes, inside the caller's input (alive for the call)
+    uint64_t hash
+    int64_t first_id        # where the piece's ids start in the output buffer
+    int32_t length
+    int32_t n_ids
+
+
+cdef struct PieceCache:
+    # Per-call memo of pieces that needed BPE: a repeated word is merged once per call.
+    CacheEntry* entries     # allocated on first use; NULL when unused or disabled
+    uint64_t mask
+    Py_ssize_t used
+    Py_ssize_t capacity     # slots (a power of two); 0 disables the cache
+
+
+cdef inline void cache_init(PieceCache* cache, Py_ssize_t n_pieces) noexcept nogil:
+    cache.entries = NULL
+    cache.used = 0
+    cache.capacity = 0
+    if n_pieces >= CACHE_MIN_PIECES:
+        cache.capacity = 256
+        while cache.capacity < n_pieces // 2 and cache.capacity < CACHE_MAX_SLOTS:
+            cache.capacity *= 2
+        cache.mask = <uint64_t>(cache.capacity - 1)
+
+
+cdef inline CacheEntry* cache_entry(PieceCache* cache, const uint8_t* s, Py_ssize_t n,
+                                    uint64_t h) noexcept nogil:
+    """The entry holding s[:n], or the empty entry where it would go; NULL without a cache."""
+    if cache == NULL or cache.capacity == 0:
+        return NULL
+    if cache.entries == NULL:
+        cache.entries = <CacheEntry*>calloc(cache.capacity, sizeof(CacheEntry))
+        if cache.entries == NULL:
+            cache.capacity = 0  # no memory for a cache: carry on without one
+            return NULL
+    cdef uint64_t i = h & cache.mask
+    cdef CacheEntry* entry
+    while True:
+        entry = &cache.entries[i]
+        if entry.key == NULL or (entry.hash == h and entry.length == n
+                                 and memcmp(entry.key, s, n) == 0):
+            return entry
+        i = (i + 1) & cache.mask
+
+
+cdef int encode_block(const RankTables* t, const uint8_t** starts, const Py_ssize_t* lengths,
+                      Py_ssize_t count, IdBuffer* out, PieceCache* cache) noexcept nogil:
+    """Append the ids of count <= LOOKAHEAD pieces. All whole-piece lookups are hashed and their
+    slots prefetched first, so that their cache misses overlap; pieces that need BPE go through
+    the per-call cache (may be NULL). -1 when out of memory."""
+    cdef uint64_t heads[LOOKAHEAD]
+    cdef uint64_t hashes[LOOKAHEAD]
+    cdef Py_ssize_t k, n, total = 0
+    cdef int64_t before
+    cdef token_t found
+    cdef bint lookup = t.whole_piece_lookup
+    cdef const uint8_t* s
+    cdef CacheEntry* entry
+    for k in range(count):
+        n = lengths[k]
+        total += n
+        if lookup and 0 < n <= t.max_token_len:
+            heads[k] = head_word(starts[k], n)
+            hashes[k] = hash_bytes(starts[k], n, heads[k])
+            CYBPE_PREFETCH(&t.token_slots[hashes[k] & t.token_mask])
+    if id_buffer_reserve(out, total) != 0:
+        return -1
+    for k in range(count):
+        n = lengths[k]
+        s = starts[k]
+        if n <= 0:
+            continue
+        if lookup and n <= t.max_token_len:
+            found = probe_token(t, s, n, heads[k], hashes[k] & t.token_mask)
+            if found >= 0:
+                out.data[out.size] = <uint32_t>found
+                out.size += 1
+                continue
+        elif n >= 2:
+            hashes[k] = hash_bytes(s, n, head_word(s, n))
+        entry = cache_entry(cache, s, n, hashes[k]) if 2 <= n <= MAX_IDS else NULL
+        if entry != NULL and entry.key != NULL:
+            memcpy(out.data + out.size, out.data + entry.first_id, entry.n_ids * sizeof(uint32_t))
+            out.size += entry.n_ids
+            continue
+        before = out.size
+        if merge_piece(t, s, n, out, PATH_AUTO) != 0:
+            return -1
+        if entry != NULL and 2 * cache.used < cache.capacity:
+            entry.key = s
+            entry.hash = hashes[k]
+            entry.length = <int32_t>n
+            entry.first_id = before
+            entry.n_ids = <int32_t>(out.size - before)
+            cache.used += 1
+    return 0
+
+
+cdef inline Py_ssize_t find_special(const int64_t* special_ids, Py_ssize_t n_special,
+                                    int64_t token_id) noexcept nogil:
+    """Index of token_id in the sorted special_ids, or -1."""
+    cdef Py_ssize_t lo = 0, hi = n_special, mid
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if special_ids[mid] < token_id:
+            lo = mid + 1
+        else:
+            hi = mid
+    if lo < n_special and special_ids[lo] == token_id:
+        return lo
+    return -1
+
+
+# ---------------------------------------------------------------- building the tables
+# (module-level functions, so nothing can rebuild the tables of a live, possibly shared, encoder)
+
+cdef Py_ssize_t table_bits(Py_ssize_t n_entries) noexcept nogil:
+    """log2 of a power-of-two slot count holding n_entries at load factor <= 1/2."""
+    cdef Py_ssize_t bits = 4
+    while (<Py_ssize_t>1 << bits) < 2 * n_entries:
+        bits += 1
+    return bits
+
+
+cdef token_t insert_token(RankTables* t, token_t token) noexcept nogil:
+    """Insert ordinary id ``token``. Returns -1, or the id that already has the same bytes."""
+    cdef const uint8_t* s = t.token_blob + t.token_offsets[token]
+    cdef Py_ssize_t n = t.token_offsets[token + 1] - t.token_offsets[token]
+    cdef token_t other = lookup_token(t, s, n)
+    if other >= 0:
+        return other
+    cdef uint64_t head = head_word(s, n)
+    cdef uint64_t i = hash_bytes(s, n, head) & t.token_mask
+    while t.token_slots[i].token >= 0:
+        i = (i + 1) & t.token_mask
+    t.token_slots[i].head = head
+    t.token_slots[i].length = <int32_t>n
+    t.token_slots[i].token = token
+    return -1
+
+
+cdef bint insert_pair(RankTables* t, uint64_t key, rank_t rank) noexcept nogil:
+    """Insert pair_key -> rank unless the pair is present (the first, lowest rank wins).
+    True if new."""
+    cdef uint64_t slot = packed_pair(t, <token_t>(key >> 32), <token_t>(key & 0xFFFFFFFFULL))
+    cdef uint64_t rank_mask = ((<uint64_t>1) << t.rank_bits) - 1
+    cdef uint64_t i = (slot * FIBONACCI) >> t.pair_shift
+    while True:
+        if t.pair_slots[i] == EMPTY_PAIR_SLOT:
+            t.pair_slots[i] = slot | <uint64_t>rank
+            return True
+        if (t.pair_slots[i] & ~rank_mask) == slot:
+            return False
+        i = (i + 1) & t.pair_mask
+
+
+cdef int push_pair(PairEntry** buf, Py_ssize_t* size, Py_ssize_t* cap, uint64_t key,
+                   rank_t rank) noexcept nogil:
+    """Append (key, rank) to a growable array. -1 when out of memory."""
+    cdef PairEntry* grown
+    if size[0] == cap[0]:
+        cap[0] = cap[0] * 2 if cap[0] else 1024
+        grown = <PairEntry*>realloc(buf[0], cap[0] * sizeof(PairEntry))
+        if grown == NULL:
+            return -1
+        buf[0] = grown
+    buf[0][size[0]].key = key
+    buf[0][size[0]].rank = rank
+    size[0] += 1
+    return 0
+
+
+cdef int collect_all_splits(const RankTables* t, PairEntry** out,
+                            Py_ssize_t* out_size) noexcept nogil:
+    """Every (id(T[:k]), id(T[k:])) -> id(T) where both halves are tokens. -1 when out of memory."""
+    cdef Py_ssize_t cap = 0, token, k, length
+    cdef const uint8_t* s
+    cdef token_t left, right
+    for token in range(t.n_tokens):
+        s = t.token_blob + t.token_offsets[token]
+        length = t.token_offsets[token + 1] - t.token_offsets[token]
+        for k in range(1, length):
+            left = lookup_token(t, s, k)
+            if left < 0:
+                continue
+            right = lookup_token(t, s + k, length - k)
+            if right < 0:
+                continue
+            if push_pair(out, out_size, &cap, pair_key(left, right), <rank_t>token) != 0:
+                return -1
+    return 0
+
+
+cdef Py_ssize_t collect_merges(RankTables* t, const int32_t* merges, Py_ssize_t n_merges,
+                               PairEntry* out) noexcept nogil:
+    """Merge k = (a, b) -> (rank k, id(a+b)), filling t.rank_to_id. Returns -1, -2 when out of
+    memory, or the index of the first merge whose bytes are not a token."""
+    cdef uint8_t* joined = <uint8_t*>malloc(2 * t.max_token_len)
+    cdef Py_ssize_t k, la, lb
+    cdef token_t a, b, merged
+    if joined == NULL:
+        return -2
+    for k in range(n_merges):
+        a = merges[2 * k]
+        b = merges[2 * k + 1]
+        la = t.token_offsets[a + 1] - t.token_offsets[a]
+        lb = t.token_offsets[b + 1] - t.token_offsets[b]
+        memcpy(joined, t.token_blob + t.token_offsets[a], la)
+        memcpy(joined + la, t.token_blob + t.token_offsets[b], lb)
+        merged = lookup_token(t, joined, la + lb)
+        if merged < 0:
+            free(joined)
+            return k
+        t.rank_to_id[k] = merged
+        out[k].key = pair_key(a, b)
+        out[k].rank = <rank_t>k
+    free(joined)
+    return -1
+
+
+cdef int build_tokens(RankEncoder encoder, tokens) except -1:
+    cdef RankTables* t = &encoder.tables
+    if not isinstance(tokens, (list, tuple)):
+        tokens = list(tokens)
+    cdef Py_ssize_t n = len(tokens), i, total = 0, length
+    cdef bytes token
+    if n > MAX_IDS:
+        raise FormatError(f"{n} tokens is more than the {MAX_IDS} ids an int32 can hold")
+    encoder.n_tokens = t.n_tokens = n
+    t.token_offsets = <int64_t*>malloc((n + 1) * sizeof(int64_t))
+    if t.token_offsets == NULL:
+        raise MemoryError()
+    as_bytes = []
+    for i in range(n):
+        item = tokens[i]
+        if type(item) is not bytes:
+            if not isinstance(item, (bytes, bytearray, memoryview)):
+                raise FormatError(f"token id {i} is {type(item).__name__}, not bytes")
+            item = bytes(item)
+        token = <bytes>item
+        length = PyBytes_GET_SIZE(token)
+        if length == 0:
+            raise FormatError(f"token id {i} is empty")
+        t.token_offsets[i] = total
+        total += length
+        if length > t.max_token_len:
+            t.max_token_len = length
+        as_bytes.append(token)
+    t.token_offsets[n] = total
+    t.token_blob = <uint8_t*>malloc(total if total > 0 else 1)
+    if t.token_blob == NULL:
+        raise MemoryError()
+    for i in range(n):
+        token = <bytes>as_bytes[i]
+        memcpy(t.token_blob + t.token_offsets[i], PyBytes_AS_STRING(token),
+               t.token_offsets[i + 1] - t.token_offsets[i])
+
+    cdef Py_ssize_t slots = <Py_ssize_t>1 << table_bits(n)
+    t.token_mask = <uint64_t>(slots - 1)
+    t.token_slots = <TokenSlot*>malloc(slots * sizeof(TokenSlot))
+    if t.token_slots == NULL:
+        raise MemoryError()
+    memset(t.token_slots, 0xFF, slots * sizeof(TokenSlot))  # token -1: empty
+    cdef token_t k, same = -1
+    with nogil:
+        for k in range(<token_t>n):
+            same = insert_token(t, k)
+            if same >= 0:
+                break
+    if same >= 0:
+        raise FormatError(f"token ids {same} and {k} have the same bytes {as_bytes[k]!r}")
+    return 0
+
+
+cdef int bit_length(uint64_t value) noexcept nogil:
+    cdef int bits = 0
+    while value:
+        bits += 1
+        value >>= 1
+    return bits
+
+
+cdef int alloc_pair_table(RankTables* t, Py_ssize_t n_entries, Py_ssize_t n_ranks) except -1:
+    t.id_bits = max(1, bit_length(<uint64_t>(t.n_tokens - 1)))
+    t.rank_bits = bit_length(<uint64_t>n_ranks)  # rank n_ranks (all ones at most) never occurs
+    t.n_ranks = n_ranks
+    if 2 * t.id_bits + t.rank_bits > 64:
+        raise FormatError(f"{t.n_tokens} tokens and {n_ranks} ranks do not fit a 64-bit pair "
+                          f"slot (2 * {t.id_bits} + {t.rank_bits} bits > 64)")
+    cdef Py_ssize_t bits = table_bits(n_entries)
+    t.pair_shift = <int>(64 - bits)
+    t.pair_mask = (<uint64_t>1 << bits) - 1
+    t.pair_slots = <uint64_t*>malloc((<Py_ssize_t>1 << bits) * sizeof(uint64_t))
+    if t.pair_slots == NULL:
+        raise MemoryError()
+    memset(t.pair_slots, 0xFF, (<Py_ssize_t>1 << bits) * sizeof(uint64_t))  # EMPTY_PAIR_SLOT
+    return 0
+
+
+cdef int build_all_splits(RankEncoder encoder) except -1:
+    cdef RankTables* t = &encoder.tables
+    cdef PairEntry* found = NULL
+    cdef Py_ssize_t n_found = 0, i
+    cdef int rc
+    with nogil:
+        rc = collect_all_splits(t, &found, &n_found)
+    try:
+        if rc != 0:
+            raise MemoryError()
+        alloc_pair_table(t, n_found, t.n_tokens)
+        with nogil:
+            for i in range(n_found):  # split pairs are unique: A+B fixes the token
+                insert_pair(t, found[i].key, found[i].rank)
+    finally:
+        free(found)
+    encoder.pair_table_size = n_found
+    t.rank_to_id = <token_t*>malloc((t.n_tokens + 1) * sizeof(token_t))
+    if t.rank_to_id == NULL:
+        raise MemoryError()
+    for i in range(t.n_tokens):
+        t.rank_to_id[i] = <token_t>i  # rank-only vocabularies: the rank is the id
+    return 0
+
+
+cdef object check_merges(RankEncoder encoder, merges):
+    """merges as a C-contiguous int32 array of shape (n, 2); FormatError naming a bad merge."""
+    if not isinstance(merges, np.ndarray):
+        return _merge_list_to_array(encoder, merges)
+    if merges.size and merges.dtype.kind not in "iu":
+        raise FormatError(f"merges must be integer (left id, right id) pairs, got {merges.dtype}")
+    pairs = merges.astype(np.int64).reshape(-1, 2) if merges.size == 0 else merges
+    if pairs.ndim != 2 or pairs.shape[1] != 2:
+        raise FormatError(f"merges must be (left id, right id) pairs, got shape {pairs.shape}")
+    if pairs.shape[0] > MAX_IDS:
+        raise FormatError(f"{pairs.shape[0]} merges is more than an int32 rank can number")
+    bad = np.flatnonzero(((pairs < 0) | (pairs >= encoder.n_tokens)).any(axis=1))
+    if bad.size:
+        k = int(bad[0])
+        raise FormatError(f"merge {k} ({pairs[k, 0]}, {pairs[k, 1]}) names an id outside "
+                          f"0..{encoder.n_tokens - 1}")
+    return np.ascontiguousarray(pairs, dtype=np.int32)
+
+
+cdef object _merge_list_to_array(RankEncoder encoder, merges):
+    """A sequence of (left, right) pairs as an int32 array, in one pass (numpy's conversion of
+    a 280k-tuple list costs ~70 ms; this loop ~10)."""
+    if not isinstance(merges, (list, tuple)):
+        merges = list(merges)
+    cdef Py_ssize_t n = len(merges), k = 0
+    if n > MAX_IDS:
+        raise FormatError(f"{n} merges is more than an int32 rank can number")
+    pairs = np.empty((n, 2), dtype=np.int32)
+    cdef int32_t[:, ::1] view = pairs
+    cdef long long left, right
+    try:
+        for k in range(n):
+            left_id, right_id = merges[k]
+            # operator.index refuses floats, which a C conversion would truncate
+            left = left_id if type(left_id) is int else operator.index(left_id)
+            right = right_id if type(right_id) is int else operator.index(right_id)
+            if not (0 <= left < encoder.n_tokens and 0 <= right < encoder.n_tokens):
+                raise FormatError(f"merge {k} ({left}, {right}) names an id outside "
+                                  f"0..{encoder.n_tokens - 1}")
+            view[k, 0] = <int32_t>left
+            view[k, 1] = <int32_t>right
+    except (TypeError, ValueError, OverflowError) as exc:
+        if isinstance(exc, FormatError):
+            raise
+        raise FormatError(f"merge {k} {merges[k]!r} is not a (left id, right id) integer pair "
+                          f"({exc})") from None
+    return pairs
+
+
+cdef int build_from_merges(RankEncoder encoder, merges) except -1:
+    cdef RankTables* t = &encoder.tables
+    cdef const int32_t[:, ::1] pairs = merges
+    cdef Py_ssize_t n_merges = pairs.shape[0], k, bad, n_unique = 0
+    cdef PairEntry* found = <PairEntry*>malloc((n_merges + 1) * sizeof(PairEntry))
+    t.rank_to_id = <token_t*>malloc((n_merges + 1) * sizeof(token_t))
+    if found == NULL or t.rank_to_id == NULL:
+        free(found)
+        raise MemoryError()
+    try:
+        with nogil:
+            bad = collect_merges(t, &pairs[0, 0] if n_merges else NULL, n_merges, found)
+        if bad == -2:
+            raise MemoryError()
+        if bad >= 0:
+            a, b = pairs[bad, 0], pairs[bad, 1]
+            raise FormatError(f"merge {bad} ({a}, {b}): {encoder.token_bytes(a)!r} + "
+                              f"{encoder.token_bytes(b)!r} is not a token")
+        alloc_pair_table(t, n_merges, n_merges)
+        with nogil:
+            for k in range(n_merges):
+                n_unique += insert_pair(t, found[k].key, found[k].rank)
+    finally:
+        free(found)
+    encoder.pair_table_size = n_unique
+    return 0
+
+
+cdef int build_byte_tables(RankTables* t) except -1:
+    cdef uint8_t byte
+    cdef int b, c
+    for b in range(256):
+        byte = <uint8_t>b
+        t.byte_id[b] = lookup_token(t, &byte, 1)
+        if t.byte_id[b] < 0:
+            raise FormatError(f"byte {b} (0x{b:02x}) is not a token: every single byte "
+                              f"must be a token")
+    t.byte_pair_rank = <rank_t*>malloc(256 * 256 * sizeof(rank_t))
+    if t.byte_pair_rank == NULL:
+        raise MemoryError()
+    for b in range(256):
+        for c in range(256):
+            t.byte_pair_rank[(b << 8) | c] = pair_rank(t, t.byte_id[b], t.byte_id[c])
+    return 0
+
+
+cdef int build_specials(RankEncoder encoder, special_tokens) except -1:
+    specials = {}
+    for raw_id, raw_bytes in dict(special_tokens).items():
+        try:
+            token_id = operator.index(raw_id)
+        except TypeError:
+            raise FormatError(f"special token id {raw_id!r} is not an integer") from None
+        if token_id < encoder.n_tokens:
+            raise FormatError(f"special token id {token_id} collides with an ordinary id "
+                              f"(ordinary ids are 0..{encoder.n_tokens - 1})")
+        if not isinstance(raw_bytes, (bytes, bytearray, memoryview)) or len(raw_bytes) == 0:
+            raise FormatError(f"special token id {token_id}: {raw_bytes!r} is not "
+                              f"non-empty bytes")
+        specials[token_id] = bytes(raw_bytes)
+    encoder._special_tokens = specials
+    cdef Py_ssize_t n = len(specials), i, total = 0
+    encoder.n_special = n
+    encoder.special_ids = <int64_t*>malloc((n + 1) * sizeof(int64_t))
+    encoder.special_offsets = <int64_t*>malloc((n + 1) * sizeof(int64_t))
+    encoder.special_blob = <uint8_t*>malloc(sum(len(v) for v in specials.values()) + 1)
+    if (encoder.special_ids == NULL or encoder.special_offsets == NULL
+            or encoder.special_blob == NULL):
+        raise MemoryError()
+    cdef bytes value
+    for i, token_id in enumerate(sorted(specials)):
+        value = specials[token_id]
+        encoder.special_ids[i] = token_id
+        encoder.special_offsets[i] = total
+        memcpy(encoder.special_blob + total, PyBytes_AS_STRING(value), len(value))
+        total += len(value)
+    encoder.special_offsets[n] = total
+    return 0
+
+
+# ---------------------------------------------------------------- the encoder
+
+cdef class RankEncoder:
+    """Byte-level BPE over an id-pair rank table; see the module docstring.
+
+    ``RankEncoder(tokens, merges=None, *, whole_piece_lookup=True, special_tokens={})``
+
+    * ``tokens[i]``: the bytes of ordinary id ``i`` (a bijection; every single byte is a token).
+    * ``merges``: ``None`` for rank-only vocabularies (the rank of a token is its id and every
+      split of every token is a merge), else ``(left id, right id)`` pairs, rank = position.
+    * ``whole_piece_lookup``: a piece that is itself a token becomes that one id.
+    * ``special_tokens``: id -> bytes, used by :meth:`decode_bytes` and :meth:`token_bytes`.
+    """
+
+    def __cinit__(self, tokens, merges=None, *, bint whole_piece_lookup=True,
+                  special_tokens=None):
+        self.whole_piece_lookup = self.tables.whole_piece_lookup = whole_piece_lookup
+        build_tokens(self, tokens)
+        if merges is None:
+            self._merges = None
+            build_all_splits(self)
+        else:
+            self._merges = check_merges(self, merges)
+            build_from_merges(self, self._merges)
+        build_byte_tables(&self.tables)
+        build_specials(self, {} if special_tokens is None else special_tokens)
+
+    def __dealloc__(self):
+        free(self.tables.token_blob)
+        free(self.tables.token_offsets)
+        free(self.tables.token_slots)
+        free(self.tables.pair_slots)
+        free(self.tables.rank_to_id)
+        free(self.tables.byte_pair_rank)
+        free(self.special_ids)
+        free(self.special_offsets)
+        free(self.special_blob)
+
+    # ------------------------------------------------------------ C API (see _encoder.pxd)
+
+    cdef int encode_bytes_into(self, const uint8_t* s, Py_ssize_t n, IdBuffer* out) noexcept nogil:
+        return encode_piece(&self.tables, s, n, out, PATH_AUTO)
+
+    cdef int encode_pieces_into(self, const uint8_t* data, const int64_t* ends,
+                                Py_ssize_t n_pieces, IdBuffer* out) noexcept nogil:
+        cdef const uint8_t* starts[LOOKAHEAD]
+        cdef Py_ssize_t lengths[LOOKAHEAD]
+        cdef int64_t start = 0
+        cdef Py_ssize_t i = 0, k, count
+        cdef PieceCache cache
+        cdef int rc = 0
+        cache_init(&cache, n_pieces)
+        while i < n_pieces and rc == 0:
+            count = min(<Py_ssize_t>LOOKAHEAD, n_pieces - i)
+            for k in range(count):
+                starts[k] = data + start
+                lengths[k] = ends[i + k] - start
+                start = ends[i + k]
+            rc = encode_block(&self.tables, starts, lengths, count, out, &cache)
+            i += count
+        free(cache.entries)
+        return rc
+
+    # ------------------------------------------------------------ Python API
+
+    def token_id(self, token):
+        """The ordinary id of these bytes, or -1."""
+        cdef bytes b = _as_bytes(token)
+        return lookup_token(&self.tables, <const uint8_t*>PyBytes_AS_STRING(b),
+                            PyBytes_GET_SIZE(b))
+
+    def token_bytes(self, token_id):
+        """The bytes of an ordinary or special id; InvalidTokenError otherwise."""
+        try:
+            i = operator.index(token_id)
+        except TypeError:
+            raise InvalidTokenError(f"token id {describe(token_id)} is not an integer") from None
+        if 0 <= i < self.n_tokens:
+            return PyBytes_FromStringAndSize(
+                <char*>self.tables.token_blob + self.tables.token_offsets[i],
+                self.tables.token_offsets[i + 1] - self.tables.token_offsets[i])
+        special = self._special_tokens.get(i)
+        if special is None:
+            raise InvalidTokenError(f"token id {i} is not in the vocabulary")
+        return special
+
+    cdef list ids_to_list(self, const uint32_t* ids, Py_ssize_t n):
+        """ids[0:n] as a list of ints, from one shared int object per ordinary id.
+
+        ``ndarray.tolist()`` makes a new int per element: 28% of a list-returning encode of
+        English, with the GIL held, which also capped two threads at ~1.6x one.
+        """
+        cdef tuple objects = self._id_objects
+        cdef Py_ssize_t i
+        cdef uint32_t value
+        cdef PyObject* item
+        if objects is None:
+            objects = self._id_objects = tuple(range(self.n_tokens))
+        result = PyList_New(n)
+        for i in range(n):
+            value = ids[i]
+            if value < <uint32_t>self.n_tokens:
+                item = tuple_item(objects, value)
+                incref(item)
+            else:  # a special token's id
+                item = new_int(value)
+            list_set_item(result, i, item)
+        return result
+
+    def ids_list(self, const uint32_t[::1] ids):
+        """The ids of a uint32 array as a list of ints (see ids_to_list)."""
+        if ids.shape[0] == 0:
+            return []
+        return self.ids_to_list(&ids[0], ids.shape[0])
+
+    def encode_piece(self, piece):
+        """The ids of one piece (bytes)."""
+        return _encode_one(self, piece, PATH_AUTO)
+
+    def _encode_piece_linear(self, piece):
+        """encode_piece, forcing the short-piece (linear scan) path."""
+        return _encode_one(self, piece, PATH_LINEAR)
+
+    def _encode_piece_heap(self, piece):
+        """encode_piece, forcing the long-piece (heap) path."""
+        return _encode_one(self, piece, PATH_HEAP)
+
+    def _encode_piece_bucket(self, piece):
+        """encode_piece, forcing the bucket-queue path (the heap if it gives up)."""
+        return _encode_one(self, piece, PATH_BUCKET)
+
+    def _encode_piece_runs(self, piece):
+        """encode_piece, forcing the run-length path where the piece is one repeated byte (the
+        heap otherwise, or if it gives up)."""
+        return _encode_one(self, piece, PATH_RUNS)
+
+    def encode_str_pieces(self, pieces):
+        """uint32 ids of every piece (str, encoded as UTF-8), in order."""
+        if type(pieces) is not list:
+            pieces = list(pieces)
+        cdef IdBuffer buf
+        buf.data = NULL
+        buf.size = buf.capacity = 0
+        cdef const uint8_t* starts[LOOKAHEAD]
+        cdef Py_ssize_t lengths[LOOKAHEAD]
+        cdef Py_ssize_t n_pieces = len(<list>pieces), i = 0, k = 0
+        cdef PieceCache cache
+        cache_init(&cache, n_pieces)
+        try:
+            for i in range(n_pieces):
+                piece = (<list>pieces)[i]
+                if not isinstance(piece, str):
+                    raise EncodingError(f"piece {i} is {type(piece).__name__}, not str")
+                # The list keeps the str (and its cached UTF-8) alive; we hold the GIL.
+                starts[k] = <const uint8_t*>PyUnicode_AsUTF8AndSize(piece, &lengths[k])
+                k += 1
+                if k == LOOKAHEAD or i == n_pieces - 1:
+                    if encode_block(&self.tables, starts, lengths, k, &buf, &cache) != 0:
+                        raise MemoryError()
+                    k = 0
+            return _ids_to_array(&buf)
+        except UnicodeEncodeError as exc:
+            raise EncodingError(f"piece {i} cannot be encoded as UTF-8: {exc}") from exc
+        finally:
+            free(buf.data)
+            free(cache.entries)
+
+    def encode_utf8(self, data, ends):
+        """uint32 ids of the pieces data[ends[i-1]:ends[i]] (ends[-1] == len(data)).
+
+        The GIL is released while encoding."""
+        cdef const uint8_t[::1] text = data
+        ends_array = np.asarray(ends)
+        if ends_array.size and ends_array.dtype.kind not in "iu":
+            raise InvalidParameterError(f"ends must be integers, got dtype {ends_array.dtype}")
+        cdef const int64_t[::1] cuts = np.ascontiguousarray(ends_array.reshape(-1),
+                                                            dtype=np.int64)
+        cdef Py_ssize_t n_pieces = cuts.shape[0], length = text.shape[0], i, bad = -1
+        cdef int64_t previous = 0
+        for i in range(n_pieces):
+            if cuts[i] < previous or cuts[i] > length:
+                bad = i
+                break
+            previous = cuts[i]
+        if bad >= 0:
+            raise InvalidParameterError(
+                f"ends[{bad}] = {cuts[bad]} is not within {previous}..{length}: ends must be "
+                f"non-decreasing offsets into data")
+        if previous != length:
+            raise InvalidParameterError(
+                f"ends must finish at len(data) = {length}, got {previous}")
+        if n_pieces == 0:
+            return np.empty(0, dtype=np.uint32)
+        cdef IdBuffer buf
+        buf.data = NULL
+        buf.size = buf.capacity = 0
+        cdef int rc = 0
+        try:
+            with nogil:
+                rc = self.encode_pieces_into(&text[0] if length else NULL, &cuts[0], n_pieces,
+                                             &buf)
+            if rc != 0:
+                raise MemoryError()
+            return _ids_to_array(&buf)
+        finally:
+            free(buf.data)
+
+    def decode_bytes(self, ids):
+        """The bytes of a sequence of ids (ordinary or special)."""
+        values = np.asarray(ids)
+        if values.ndim != 1:
+            raise InvalidParameterError(f"ids must be a flat sequence, got shape {values.shape}")
+        if values.size == 0:
+            return b""
+        if values.dtype.kind not in "iu":
+            for position, value in enumerate(values.tolist()):
+                if (isinstance(value, bool) or not isinstance(value, int)
+                        or not (0 <= value < self.n_tokens or value in self._special_tokens)):
+                    raise InvalidTokenError(
+                        f"token id {value!r} (at position {position}) is not in the vocabulary")
+            values = values.astype(np.int64)
+        cdef const int64_t[::1] view = np.ascontiguousarray(values, dtype=np.int64)
+        cdef const int64_t* offsets = self.tables.token_offsets
+        cdef Py_ssize_t n = view.shape[0], i, bad = -1, total = 0, found
+        cdef int64_t t
+        with nogil:
+            for i in range(n):
+                t = view[i]
+                if 0 <= t < self.n_tokens:
+                    total += offsets[t + 1] - offsets[t]
+                else:
+                    found = find_special(self.special_ids, self.n_special, t)
+                    if found < 0:
+                        bad = i
+                        break
+                    total += self.special_offsets[found + 1] - self.special_offsets[found]
+        if bad >= 0:
+            raise InvalidTokenError(
+                f"token id {values[bad]} (at position {bad}) is not in the vocabulary")
+        result = PyBytes_FromStringAndSize(NULL, total)
+        cdef uint8_t* dst = <uint8_t*>PyBytes_AS_STRING(result)
+        cdef int64_t start, size
+        with nogil:
+            for i in range(n):
+                t = view[i]
+                if 0 <= t < self.n_tokens:
+                    start = offsets[t]
+                    size = offsets[t + 1] - start
+                    memcpy(dst, self.tables.token_blob + start, size)
+                else:
+                    found = find_special(self.special_ids, self.n_special, t)
+                    start = self.special_offsets[found]
+                    size = self.special_offsets[found + 1] - start
+                    memcpy(dst, self.special_blob + start, size)
+                dst += size
+        return result
+
+    def _tokens(self):
+        """The ordinary token bytes, as a list (ids in order)."""
+        cdef Py_ssize_t i
+        cdef const int64_t* offsets = self.tables.token_offsets
+        return [PyBytes_FromStringAndSize(<char*>self.tables.token_blob + offsets[i],
+                                          offsets[i + 1] - offsets[i])
+                for i in range(self.n_tokens)]
+
+    def __reduce__(self):
+        return (_rebuild_rank_encoder,
+                (self._tokens(), self._merges, self.whole_piece_lookup,
+                 dict(self._special_tokens)))
+
+    def __repr__(self):
+        kind = "all-splits" if self._merges is None else f"{len(self._merges)} merges"
+        return (f"RankEncoder(n_tokens={self.n_tokens}, pairs={self.pair_table_size} ({kind}), "
+                f"special={self.n_special}, whole_piece_lookup={bool(self.whole_piece_lookup)})")
+
+
+def _rebuild_rank_encoder(tokens, merges, whole_piece_lookup, special_tokens):
+    """Unpickling helper: the constructor with keyword arguments."""
+    return RankEncoder(tokens, merges, whole_piece_lookup=whole_piece_lookup,
+                       special_tokens=special_tokens)
+
+
+cdef bytes _as_bytes(piece):
+    if type(piece) is bytes:
+        return <bytes>piece
+    if isinstance(piece, (bytes, bytearray, memoryview)):
+        return bytes(piece)
+    raise TypeError(f"expected bytes, got {type(piece).__name__}")
+
+
+cdef list _encode_one(RankEncoder encoder, piece, int path):
+    cdef bytes b = _as_bytes(piece)
+    cdef const uint8_t* s = <const uint8_t*>PyBytes_AS_STRING(b)
+    cdef Py_ssize_t n = PyBytes_GET_SIZE(b), i
+    cdef IdBuffer buf
+    cdef int rc
+    buf.data = NULL
+    buf.size = buf.capacity = 0
+    try:
+        if n > 4096:  # long pieces: let other threads run meanwhile
+            with nogil:
+                rc = encode_piece(&encoder.tables, s, n, &buf, path)
+        else:
+            rc = encode_piece(&encoder.tables, s, n, &buf, path)
+        if rc != 0:
+            raise MemoryError()
+        return [buf.data[i] for i in range(buf.size)]
+    finally:
+        free(buf.data)
+
+
+cdef object _ids_to_array(IdBuffer* buf):
+    result = np.empty(buf.size, dtype=np.uint32)
+    cdef uint32_t[::1] view = result
+    if buf.size:
+        memcpy(&view[0], buf.data, buf.size * sizeof(uint32_t))
+    return result

@@ -1,0 +1,72 @@
+# The rank encoder's read-only tables and the pair lookup every merge path uses. Shared by
+# _encoder.pyx (which builds the tables) and _merge_paths.pyx (which merges with them).
+
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
+
+from cybpe._c.types cimport rank_t, token_t
+
+cdef extern from *:
+    """
+    #define CYBPE_FIBONACCI 0x9E3779B97F4A7C15ULL
+    #define CYBPE_EMPTY_PAIR_SLOT 0xFFFFFFFFFFFFFFFFULL
+    """
+    const uint64_t FIBONACCI "CYBPE_FIBONACCI"             # Fibonacci hashing multiplier
+    const uint64_t EMPTY_PAIR_SLOT "CYBPE_EMPTY_PAIR_SLOT"  # a pair slot with nothing in it
+
+cdef enum:
+    RANK_NONE = 0x7FFFFFFF    # "this pair has no rank"; larger than every real rank
+    MAX_IDS = 0x7FFFFFFE      # ids, ranks and part positions are int32
+
+
+cdef struct TokenSlot:
+    # One slot of the bytes -> id open-addressing table. A token of up to 8 bytes is compared
+    # entirely in its slot (one cache miss per lookup); a longer one compares its first 8 bytes
+    # here and the rest in the token blob.
+    uint64_t head       # head_word() of the token's bytes
+    int32_t length      # the token's length in bytes
+    token_t token       # -1 when the slot is empty
+
+
+cdef struct RankTables:
+    # Everything an encode reads. Filled once by RankEncoder.__cinit__, read-only afterwards.
+    # Ordinary token bytes: token t is token_blob[token_offsets[t] : token_offsets[t+1]].
+    uint8_t* token_blob
+    int64_t* token_offsets
+    Py_ssize_t n_tokens
+    Py_ssize_t max_token_len
+    # bytes -> ordinary id (open addressing, linear probing).
+    TokenSlot* token_slots
+    uint64_t token_mask                # number of slots - 1
+    # (left, right) -> rank (open addressing, Fibonacci hashing), and rank -> merged id.
+    # A slot is one uint64: (left << id_bits | right) << rank_bits | rank; all ones when empty.
+    uint64_t* pair_slots
+    uint64_t pair_mask                 # number of slots - 1
+    int pair_shift                     # 64 - log2(number of slots)
+    int id_bits                        # bits of the largest ordinary id
+    int rank_bits                      # bits of the number of ranks (so a rank is never all ones)
+    token_t* rank_to_id
+    Py_ssize_t n_ranks                 # ranks are 0 .. n_ranks-1
+    # First-round shortcuts: the id of each byte, the rank of each byte pair (RANK_NONE if none).
+    token_t byte_id[256]
+    rank_t* byte_pair_rank             # 256 * 256 entries
+    bint whole_piece_lookup            # emit a piece that is itself a token as one id
+
+
+cdef inline uint64_t packed_pair(const RankTables* t, token_t left, token_t right) noexcept nogil:
+    """The key part of a pair slot: (left << id_bits | right) << rank_bits."""
+    return (((<uint64_t>left) << t.id_bits) | <uint64_t>right) << t.rank_bits
+
+
+cdef inline rank_t pair_rank(const RankTables* t, token_t left, token_t right) noexcept nogil:
+    """Rank of merging the adjacent parts (left, right), or RANK_NONE."""
+    cdef uint64_t key = packed_pair(t, left, right)
+    cdef uint64_t rank_mask = ((<uint64_t>1) << t.rank_bits) - 1
+    cdef uint64_t i = (key * FIBONACCI) >> t.pair_shift
+    cdef uint64_t slot
+    while True:
+        slot = t.pair_slots[i]
+        if slot == EMPTY_PAIR_SLOT:
+            return RANK_NONE
+        if (slot & ~rank_mask) == key:
+            return <rank_t>(slot & rank_mask)
+        i = (i + 1) & t.pair_mask

@@ -1,0 +1,149 @@
+"""cybpe's own tokenizer file: one JSON document holding everything needed to rebuild a tokenizer.
+
+::
+
+    {
+     "format": "cybpe-tokenizer",
+     "version": 1,
+     "pretokenizer": {...},                 # the pre-tokenizer spec, as given
+     "ignore_merges": true,
+     "encode_by_rank": false,               # optional (absent: false)
+     "special_tokens": {"<|endoftext|>": 100257},
+     "metadata": {...},
+     "tokens": ["IQ==", ...],               # base64 of each ordinary token, in id order
+     "merges": null | [[left_id, right_id], ...]
+    }
+
+The small fields come first so that the head of the file is readable; the two long arrays are
+written one element per line (assembled by hand: ``json.dumps(indent=...)`` takes its slow
+pure-Python path on arrays of this size).
+"""
+
+from __future__ import annotations
+
+import binascii
+import json
+import os
+from itertools import chain
+from typing import Any, Optional
+
+from cybpe.io.atomic import PathLike, atomic_write_text, checked_path, read_json
+from cybpe.formats.vocab import Vocab
+from cybpe.errors import FormatError, InvalidParameterError
+
+FORMAT_NAME = "cybpe-tokenizer"
+#: The newest version this cybpe reads and the one it writes.
+FORMAT_VERSION = 1
+
+
+def save_native(
+    path: PathLike,
+    vocab: Vocab,
+    pretokenizer_spec: dict[str, Any],
+    metadata: Optional[dict[str, Any]] = None,
+) -> None:
+    """Write ``vocab`` with its pre-tokenizer spec and free-form metadata, atomically.
+
+    ``pretokenizer_spec`` and ``metadata`` must be JSON-serializable dicts
+    (:class:`InvalidParameterError` otherwise).
+    """
+    vocab.validate("vocabulary to save")
+    head: dict[str, Any] = {
+        "format": FORMAT_NAME,
+        "version": FORMAT_VERSION,
+        "pretokenizer": pretokenizer_spec,
+        "ignore_merges": vocab.ignore_merges,
+        "encode_by_rank": vocab.encode_by_rank,
+        "special_tokens": dict(sorted(vocab.special_tokens.items(), key=lambda kv: kv[1])),
+        "metadata": {} if metadata is None else metadata,
+    }
+    for key in ("pretokenizer", "metadata"):
+        if not isinstance(head[key], dict):
+            raise InvalidParameterError(f"{key} must be a dict, not {type(head[key]).__name__}")
+    try:
+        text = json.dumps(head, indent=1, ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise InvalidParameterError(f"pretokenizer spec or metadata is not JSON: {exc}") from None
+    b2a = binascii.b2a_base64
+    parts = [text[: text.rindex("}")].rstrip(), ',\n "tokens": [\n  "']
+    parts.append('",\n  "'.join(b2a(t, newline=False).decode("ascii") for t in vocab.tokens))
+    if vocab.merges is None:
+        parts.append('"\n ],\n "merges": null\n}\n')
+    else:
+        parts.append('"\n ],\n "merges": [\n  ')
+        parts.append(",\n  ".join(f"[{a}, {b}]" for a, b in vocab.merges))
+        parts.append("\n ]\n}\n")
+    atomic_write_text(path, "".join(parts))
+
+
+def _is_int(x: Any) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def load_native(path: PathLike) -> tuple[Vocab, dict[str, Any], dict[str, Any]]:
+    """Read a file written by :func:`save_native`: ``(vocab, pretokenizer spec, metadata)``."""
+    src = checked_path(path)
+    doc = read_json(path)
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT_NAME:
+        raise FormatError(f"{src}: not a cybpe tokenizer file (no \"format\": \"{FORMAT_NAME}\")")
+    version = doc.get("version")
+    if not _is_int(version) or version < 1:
+        raise FormatError(f"{src}: invalid format version {version!r}")
+    if version > FORMAT_VERSION:
+        raise FormatError(
+            f"{src}: written by a newer cybpe (format version {version}); this cybpe reads "
+            f"version {FORMAT_VERSION} only: upgrade cybpe to load it"
+        )
+    spec, metadata = doc.get("pretokenizer"), doc.get("metadata", {})
+    if not isinstance(spec, dict):
+        raise FormatError(f"{src}: \"pretokenizer\" is not an object")
+    if not isinstance(metadata, dict):
+        raise FormatError(f"{src}: \"metadata\" is not an object")
+    ignore_merges = doc.get("ignore_merges")
+    if not isinstance(ignore_merges, bool):
+        raise FormatError(f"{src}: \"ignore_merges\" is not true or false")
+    encode_by_rank = doc.get("encode_by_rank", False)
+    if not isinstance(encode_by_rank, bool):
+        raise FormatError(f"{src}: \"encode_by_rank\" is not true or false")
+    specials = doc.get("special_tokens")
+    if not isinstance(specials, dict) or not all(_is_int(i) for i in specials.values()):
+        raise FormatError(f"{src}: \"special_tokens\" is not an object of integer ids")
+    encoded = doc.get("tokens")
+    if not isinstance(encoded, list) or not all(isinstance(t, str) for t in encoded):
+        raise FormatError(f"{src}: \"tokens\" is not a list of base64 strings")
+    a2b = binascii.a2b_base64
+    try:
+        tokens = [a2b(t, strict_mode=True) for t in encoded]
+    except (binascii.Error, ValueError):
+        bad = next(i for i, t in enumerate(encoded) if not _valid_base64(t))
+        shown = encoded[bad][:40]
+        raise FormatError(f"{src}: tokens[{bad}] {shown!r} is not valid base64") from None
+    merges_doc = doc.get("merges")
+    merges: Optional[list[tuple[int, int]]] = None
+    if merges_doc is not None:
+        if not isinstance(merges_doc, list):
+            raise FormatError(f"{src}: \"merges\" is neither null nor a list")
+        # Checked with C-level map/set calls: a generator over 280k pairs tripled the load time.
+        try:
+            merges = list(map(tuple, merges_doc))
+        except TypeError:
+            merges = None
+        if merges is None or (
+            merges
+            and (
+                set(map(len, merges)) != {2}
+                or not set(map(type, chain.from_iterable(merges))) <= {int}
+            )
+        ):
+            raise FormatError(f"{src}: \"merges\" is not a list of [left_id, right_id] pairs")
+    vocab = Vocab(tokens, merges, dict(specials), ignore_merges, encode_by_rank)
+    vocab.validate(src)
+    return vocab, spec, metadata
+
+
+def _valid_base64(text: str) -> bool:
+    try:
+        binascii.a2b_base64(text, strict_mode=True)
+    except (binascii.Error, ValueError):
+        return False
+    return True

@@ -1,0 +1,111 @@
+"""The in-memory vocabulary that every format loads into and saves from."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+from cybpe.errors import FormatError
+
+#: The largest token id: ids are 32-bit unsigned in encoded arrays, and the top value is kept
+#: free (it marks "no token" in the compiled tables).
+MAX_ID = 2**32 - 2
+
+
+@dataclass
+class Vocab:
+    """Ordinary tokens, optional merges and special tokens: what every file format holds.
+
+    * ``tokens[i]`` is the byte string of ordinary token id ``i`` (ids ``0..len(tokens)-1``).
+      It is a bijection: no two ids share bytes; every single byte is a token.
+    * ``merges`` is ``None`` for rank-only vocabularies (``.tiktoken``: the id is the rank and the
+      encoder merges through every split of every token), or an ordered list of ``(left_id,
+      right_id)`` pairs (rank = position) whose concatenated bytes are a token (trained here,
+      GPT-2 files, HF ``tokenizer.json``).
+    * ``ignore_merges``: look the whole piece up before merging (tiktoken always does; HF does
+      when the flag is set in ``tokenizer.json``).
+    * ``encode_by_rank``: encode as tiktoken does, merging any adjacent pair whose bytes form a
+      token (rank = id), even when ``merges`` lists one split per token. Trained tokenizers set
+      it, so that their ids equal tiktoken's and HF's for the exported files (a merge list alone
+      would not merge ``a + bc`` into ``abc`` when ``abc`` was learned as ``ab + c``).
+    * ``special_tokens`` maps each special string to its id; special ids never collide with
+      ordinary ids.
+    """
+
+    tokens: list[bytes]
+    merges: Optional[list[tuple[int, int]]] = None
+    special_tokens: dict[str, int] = field(default_factory=dict)
+    ignore_merges: bool = True
+    encode_by_rank: bool = False
+
+    def validate(self, source: str = "vocabulary") -> None:
+        """Raise :class:`FormatError` (naming ``source``) unless the invariants above hold."""
+        if not isinstance(self.tokens, (list, tuple)):
+            raise FormatError(f"{source}: tokens must be a list of bytes, not {type(self.tokens).__name__}")
+        if not isinstance(self.special_tokens, dict):
+            raise FormatError(
+                f"{source}: special_tokens must be a dict of str to id, not "
+                f"{type(self.special_tokens).__name__}")
+        for flag in ("ignore_merges", "encode_by_rank"):
+            if not isinstance(getattr(self, flag), bool):
+                raise FormatError(f"{source}: {flag} must be True or False")
+        seen: dict[bytes, int] = {}
+        for i, tok in enumerate(self.tokens):
+            if not isinstance(tok, bytes) or not tok:
+                raise FormatError(f"{source}: token id {i} is empty or not bytes")
+            if tok in seen:
+                raise FormatError(
+                    f"{source}: token ids {seen[tok]} and {i} have the same bytes {tok!r}"
+                )
+            seen[tok] = i
+        missing = [b for b in range(256) if bytes([b]) not in seen]
+        if missing:
+            raise FormatError(
+                f"{source}: {len(missing)} single bytes are not tokens (first: {missing[0]})"
+            )
+        n = len(self.tokens)
+        for s, i in self.special_tokens.items():
+            if not isinstance(s, str) or not s:
+                raise FormatError(f"{source}: special token {s!r} is not a non-empty string")
+            try:
+                str.encode(s, "utf-8")
+            except UnicodeEncodeError:
+                raise FormatError(f"{source}: special token {s!r} has a lone surrogate") from None
+            if not isinstance(i, int) or isinstance(i, bool):
+                raise FormatError(f"{source}: special token {s!r} has id {i!r}, not an integer")
+            if i < 0 or i < n:
+                raise FormatError(
+                    f"{source}: special token {s!r} has id {i}, which collides with an ordinary id"
+                )
+            if i > MAX_ID:
+                raise FormatError(
+                    f"{source}: special token {s!r} has id {i}; ids are 32-bit (at most {MAX_ID})"
+                )
+        if len(set(self.special_tokens.values())) != len(self.special_tokens):
+            raise FormatError(f"{source}: two special tokens share an id")
+        if self.merges is not None:
+            if not isinstance(self.merges, (list, tuple)):
+                raise FormatError(f"{source}: merges must be None or a list of (left, right) id pairs")
+            k = -1
+            try:  # (no per-pair type checks: a bad pair fails the unpacking or the indexing)
+                for k, (a, b) in enumerate(self.merges):
+                    if not (0 <= a < n and 0 <= b < n):
+                        raise FormatError(f"{source}: merge {k} ({a}, {b}) names an unknown id")
+                    if self.tokens[a] + self.tokens[b] not in seen:
+                        raise FormatError(
+                            f"{source}: merge {k} ({a}, {b}) produces bytes that are not a token"
+                        )
+            except (TypeError, ValueError) as exc:
+                if isinstance(exc, FormatError):
+                    raise
+                raise FormatError(
+                    f"{source}: merge {k} is not a (left id, right id) pair of integers"
+                ) from None
+
+    @property
+    def n_vocab(self) -> int:
+        """One more than the largest id (ordinary or special)."""
+        top = len(self.tokens) - 1
+        if self.special_tokens:
+            top = max(top, max(self.special_tokens.values()))
+        return top + 1

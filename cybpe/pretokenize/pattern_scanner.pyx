@@ -1,0 +1,491 @@
+"""A backtracking matcher for pre-tokenizer patterns that have no hand-written scanner.
+
+``PatternScanner(pattern)`` runs the program that ``_pattern_compiler`` makes of the pattern
+over UTF-8 bytes, GIL released, with ``regex.finditer``'s spans: the leftmost match from each
+position, leftmost-first alternatives, greedy/lazy/possessive repeats, atomic groups and
+lookaheads; text no match covers becomes a piece of its own, as in ``PreTokenizer``.
+``compile_scanner(pattern)`` builds one only when the pattern is inside the compiled subset
+and gives the ``regex`` module's spans on a sample of hostile text; otherwise None.
+
+Performance notes
+-----------------
+* A repeat of one character class (``\\p{L}+``, ``\\s*``, ``\\p{N}{1,3}+``) is one REPEAT
+  instruction that consumes in a tight loop and leaves at most one backtrack frame (greedy:
+  "give one character back"; lazy: "take one more"), not a frame per character.
+* ASCII code points test a class through a 128-bit map; others decode once and test the
+  class's few items (ranges and property bits from the generated Unicode tables).
+* Each match attempt counts its steps; past a budget proportional to the text the scan stops
+  and the caller uses the ``regex`` module for that text (the same answer, never a hang that
+  the regex module would not have too).
+"""
+
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
+from cpython.unicode cimport PyUnicode_GET_LENGTH
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
+
+from cybpe.pretokenize.pattern_scanner cimport CharClass, ClassItem, Instruction
+from cybpe._c.utf8 cimport INVALID_CP, decode_cp, ends_to_code_points, is_cont
+from libc.stdlib cimport free, malloc, realloc
+from libc.string cimport memcpy
+
+import numpy as np
+import regex
+
+from cybpe.pretokenize.pattern_compiler import UnsupportedPattern, compile_pattern
+from cybpe.pretokenize.regex_spans import regex_spans
+
+
+cdef extern from "Python.h":
+    bint PyUnicode_IS_COMPACT_ASCII(object o)
+    void* PyUnicode_DATA(object o)
+
+
+cdef extern from "unicode_tables.h" nogil:
+    uint32_t cybpe_cp_class(uint32_t cp)
+
+
+cdef enum:
+    OP_CHAR = 0
+    OP_CLASS = 1
+    OP_SPLIT = 2
+    OP_JMP = 3
+    OP_MATCH = 4
+    OP_REPEAT = 5
+    OP_ATOMIC = 6
+    OP_LOOK = 7
+    OP_SUCCEED = 8
+    OP_AT_END = 9
+    OP_AT_END_STRING = 10
+    OP_AT_BEGIN = 11
+    REPEAT_GREEDY = 0
+    REPEAT_LAZY = 1
+    REPEAT_POSSESSIVE = 2
+    ITEM_RANGE = 0
+    ITEM_PROPS = 1
+    ITEM_NOT_PROPS = 2
+    FRAME_BRANCH = 0        # resume at pc with pos
+    FRAME_GIVE_BACK = 1     # greedy repeat at pc: one character fewer, not below aux
+    FRAME_TAKE_MORE = 2     # lazy repeat at pc: one character more; aux = how many so far
+    NO_MATCH = -1
+    OVER_BUDGET = -2
+    NO_MEMORY = -3
+    PROPERTY_MASK = 0xFF    # the property bits of cybpe_cp_class (the rest are byte-table only)
+
+cdef Py_ssize_t STEPS_PER_BYTE = 200
+cdef Py_ssize_t STEPS_BASE = 1_000_000
+cdef Py_ssize_t MAX_FRAMES = 1 << 22     # backtrack frames (96 MB) before the regex module takes over
+
+
+cdef struct Frame:
+    int32_t pc
+    int32_t kind
+    Py_ssize_t pos
+    Py_ssize_t aux
+
+
+cdef struct Machine:
+    const Instruction* code
+    const CharClass* classes
+    const ClassItem* items
+    Frame* frames           # the backtrack stack, shared by nested runs
+    Py_ssize_t n_frames
+    Py_ssize_t frame_capacity
+    Py_ssize_t budget       # steps left
+
+
+# ---------------------------------------------------------------- characters
+
+cdef inline uint32_t char_at(const uint8_t* s, Py_ssize_t n, Py_ssize_t p,
+                             Py_ssize_t* q) noexcept nogil:
+    """The code point at p (< n), *q = where the next starts: the scanners' decoding (lone
+    surrogates decode; a malformed byte is one INVALID_CP character)."""
+    if s[p] < 0x80:
+        q[0] = p + 1
+        return s[p]
+    return decode_cp(s, n, p, q)
+
+
+cdef inline Py_ssize_t char_before(const uint8_t* s, Py_ssize_t n, Py_ssize_t p) noexcept nogil:
+    """Where the character that ends at p (> 0) starts."""
+    cdef Py_ssize_t start = p - 1, q
+    if s[start] < 0x80:
+        return start
+    while start > 0 and start > p - 4 and is_cont(s[start]):
+        start -= 1
+    char_at(s, n, start, &q)
+    return start if q == p else p - 1
+
+
+cdef bint class_has_slow(const CharClass* cls, const ClassItem* items, uint32_t cp) noexcept nogil:
+    cdef uint32_t props = 0
+    cdef bint props_known = False, found = False
+    cdef const ClassItem* item
+    cdef int32_t i
+    for i in range(cls.n_items):
+        item = &items[cls.first_item + i]
+        if item.kind == ITEM_RANGE:
+            found = item.low <= cp <= item.high
+        else:
+            if not props_known:
+                props = (cybpe_cp_class(cp) & PROPERTY_MASK) if cp != INVALID_CP else 0
+                props_known = True
+            found = (props & item.low) != 0
+            if item.kind == ITEM_NOT_PROPS:
+                found = not found
+        if found:
+            break
+    return found != cls.negated
+
+
+cdef inline bint class_has(const Machine* m, int32_t k, uint32_t cp) noexcept nogil:
+    cdef const CharClass* cls = &m.classes[k]
+    if cp < 128:
+        return (cls.ascii[cp >> 6] >> (cp & 63)) & 1
+    return class_has_slow(cls, m.items, cp)
+
+
+# ---------------------------------------------------------------- the matcher
+
+cdef inline int push_frame(Machine* m, int32_t pc, int32_t kind, Py_ssize_t pos,
+                           Py_ssize_t aux) noexcept nogil:
+    """0, NO_MEMORY, or OVER_BUDGET past MAX_FRAMES (the regex module takes that text)."""
+    cdef Frame* grown
+    if m.n_frames == m.frame_capacity:
+        if m.frame_capacity >= MAX_FRAMES:
+            return OVER_BUDGET
+        grown = <Frame*>realloc(m.frames, 2 * m.frame_capacity * sizeof(Frame))
+        if grown == NULL:
+            return NO_MEMORY
+        m.frames = grown
+        m.frame_capacity *= 2
+    m.frames[m.n_frames].pc = pc
+    m.frames[m.n_frames].kind = kind
+    m.frames[m.n_frames].pos = pos
+    m.frames[m.n_frames].aux = aux
+    m.n_frames += 1
+    return 0
+
+
+cdef Py_ssize_t run(Machine* m, const uint8_t* s, Py_ssize_t n, int32_t pc,
+                    Py_ssize_t pos) noexcept nogil:
+    """Match the program from pc at pos: the end of the first match (leftmost-first), or
+    NO_MATCH, OVER_BUDGET, NO_MEMORY. Frames pushed here are gone when it returns."""
+    cdef Py_ssize_t base = m.n_frames, q, p, min_end, count, limit, take, e
+    cdef int pushed
+    cdef const Instruction* ins
+    cdef Frame frame
+    while True:
+        m.budget -= 1
+        if m.budget < 0:
+            m.n_frames = base
+            return OVER_BUDGET
+        ins = &m.code[pc]
+        if ins.op == OP_CHAR:
+            if pos < n and char_at(s, n, pos, &q) == <uint32_t>ins.a:
+                pos = q
+                pc += 1
+                continue
+        elif ins.op == OP_CLASS:
+            if pos < n and class_has(m, ins.a, char_at(s, n, pos, &q)):
+                pos = q
+                pc += 1
+                continue
+        elif ins.op == OP_SPLIT:
+            pushed = push_frame(m, ins.b, FRAME_BRANCH, pos, 0)
+            if pushed != 0:
+                m.n_frames = base
+                return pushed
+            pc = ins.a
+            continue
+        elif ins.op == OP_JMP:
+            pc = ins.a
+            continue
+        elif ins.op == OP_MATCH or ins.op == OP_SUCCEED:
+            m.n_frames = base
+            return pos
+        elif ins.op == OP_REPEAT:
+            # Take the minimum (lazy) or as many as allowed (greedy, possessive) characters of
+            # the class, then leave one frame: "one more" (lazy) or "one fewer" (greedy).
+            limit = ins.c if ins.c >= 0 else n + 1
+            take = ins.b if ins.d == REPEAT_LAZY else limit
+            count = 0
+            p = min_end = pos
+            while count < take and p < n and class_has(m, ins.a, char_at(s, n, p, &q)):
+                p = q
+                count += 1
+                if count == ins.b:
+                    min_end = p
+            m.budget -= count
+            if count >= ins.b:
+                pushed = 0
+                if ins.d == REPEAT_LAZY and count < limit:
+                    pushed = push_frame(m, pc, FRAME_TAKE_MORE, p, count)
+                elif ins.d == REPEAT_GREEDY and count > ins.b:
+                    pushed = push_frame(m, pc, FRAME_GIVE_BACK, p, min_end)
+                if pushed != 0:
+                    m.n_frames = base
+                    return pushed
+                pos = p
+                pc += 1
+                continue
+        elif ins.op == OP_ATOMIC or ins.op == OP_LOOK:
+            e = run(m, s, n, pc + 1, pos)
+            if e == OVER_BUDGET or e == NO_MEMORY:
+                m.n_frames = base
+                return e
+            if ins.op == OP_ATOMIC:
+                if e >= 0:
+                    pos = e
+                    pc = ins.a
+                    continue
+            elif (e >= 0) != (ins.b != 0):  # a lookahead that holds (or a negative that fails)
+                pc = ins.a
+                continue
+        elif ins.op == OP_AT_END:  # "$": the end, or just before a final "\n"
+            if pos == n or (pos == n - 1 and s[pos] == 10):
+                pc += 1
+                continue
+        elif ins.op == OP_AT_END_STRING:
+            if pos == n:
+                pc += 1
+                continue
+        elif ins.op == OP_AT_BEGIN:
+            if pos == 0:
+                pc += 1
+                continue
+        # Failure: resume the newest frame of this run.
+        while True:
+            if m.n_frames == base:
+                return NO_MATCH
+            m.n_frames -= 1
+            frame = m.frames[m.n_frames]
+            if frame.kind == FRAME_BRANCH:
+                pc = frame.pc
+                pos = frame.pos
+                break
+            ins = &m.code[frame.pc]
+            if frame.kind == FRAME_GIVE_BACK:
+                pos = char_before(s, n, frame.pos)
+                if pos > frame.aux:
+                    push_frame(m, frame.pc, FRAME_GIVE_BACK, pos, frame.aux)  # the slot just freed
+                pc = frame.pc + 1
+                break
+            # FRAME_TAKE_MORE
+            if frame.pos < n and class_has(m, ins.a, char_at(s, n, frame.pos, &q)):
+                limit = ins.c if ins.c >= 0 else n + 1
+                if frame.aux + 1 < limit:
+                    push_frame(m, frame.pc, FRAME_TAKE_MORE, q, frame.aux + 1)
+                pos = q
+                pc = frame.pc + 1
+                break
+
+
+cdef inline int append_end(int64_t** ends, Py_ssize_t* capacity, Py_ssize_t count,
+                           Py_ssize_t end) noexcept nogil:
+    cdef int64_t* grown
+    if count == capacity[0]:
+        grown = <int64_t*>realloc(ends[0], (2 * capacity[0] + 64) * sizeof(int64_t))
+        if grown == NULL:
+            return -1
+        ends[0] = grown
+        capacity[0] = 2 * capacity[0] + 64
+    ends[0][count] = end
+    return 0
+
+
+cdef Py_ssize_t scan_pieces(Machine* m, const uint8_t* s, Py_ssize_t n, int64_t** ends,
+                            Py_ssize_t* capacity) noexcept nogil:
+    """Piece ends of s[0:n] into the malloc'ed *ends (grown as needed): their number, or
+    OVER_BUDGET / NO_MEMORY (the buffer stays the caller's to free)."""
+    cdef Py_ssize_t pos = 0, count = 0, gap = -1, e, q
+    m.budget = STEPS_BASE + STEPS_PER_BYTE * n
+    while pos < n:
+        e = run(m, s, n, 0, pos)
+        if e == OVER_BUDGET or e == NO_MEMORY:
+            return e
+        if e > pos:
+            if gap >= 0:  # the unmatched text before this match is a piece
+                if append_end(ends, capacity, count, pos) != 0:
+                    return NO_MEMORY
+                count += 1
+                gap = -1
+            if append_end(ends, capacity, count, e) != 0:
+                return NO_MEMORY
+            count += 1
+            pos = e
+        else:  # no match starts here: this character joins the unmatched text
+            if gap < 0:
+                gap = pos
+            char_at(s, n, pos, &q)
+            pos = q
+    if gap >= 0:
+        if append_end(ends, capacity, count, n) != 0:
+            return NO_MEMORY
+        count += 1
+    return count
+
+
+# ---------------------------------------------------------------- the Python class
+
+cdef class PatternScanner:
+    """Compiled splitting for a regex ``pattern`` (see the module docstring)."""
+
+    def __cinit__(self, str pattern):
+        program = compile_pattern(pattern)  # UnsupportedPattern when outside the subset
+        self.pattern = pattern
+        self._regex = regex.compile(pattern)
+        self.n_code = len(program.code)
+        self.n_classes = len(program.classes)
+        n_items = sum(len(items) for _, items in program.classes)
+        self.code = <Instruction*>malloc(max(1, self.n_code) * sizeof(Instruction))
+        self.classes = <CharClass*>malloc(max(1, self.n_classes) * sizeof(CharClass))
+        self.items = <ClassItem*>malloc(max(1, n_items) * sizeof(ClassItem))
+        if self.code == NULL or self.classes == NULL or self.items == NULL:
+            raise MemoryError()
+        cdef Py_ssize_t i, k = 0
+        cdef uint32_t cp
+        for i, (op, a, b, c, d) in enumerate(program.code):
+            self.code[i].op, self.code[i].a, self.code[i].b = op, a, b
+            self.code[i].c, self.code[i].d = c, d
+        for i, (negated, items) in enumerate(program.classes):
+            self.classes[i].first_item = <int32_t>k
+            self.classes[i].n_items = len(items)
+            self.classes[i].negated = negated
+            for kind, low, high in items:
+                self.items[k].kind, self.items[k].low, self.items[k].high = kind, low, high
+                k += 1
+            self.classes[i].ascii[0] = self.classes[i].ascii[1] = 0
+            for cp in range(128):
+                if class_has_slow(&self.classes[i], self.items, cp):
+                    self.classes[i].ascii[cp >> 6] |= (<uint64_t>1) << (cp & 63)
+
+    def __dealloc__(self):
+        free(self.code)
+        free(self.classes)
+        free(self.items)
+
+    cdef Py_ssize_t scan_all(self, const uint8_t* s, Py_ssize_t n, int64_t** ends,
+                             Py_ssize_t* capacity) noexcept nogil:
+        cdef Machine m
+        cdef Py_ssize_t count
+        m.code = self.code
+        m.classes = self.classes
+        m.items = self.items
+        m.frame_capacity = 256
+        m.n_frames = 0
+        m.frames = <Frame*>malloc(m.frame_capacity * sizeof(Frame))
+        if m.frames == NULL:
+            return NO_MEMORY
+        count = scan_pieces(&m, s, n, ends, capacity)
+        free(m.frames)
+        return count
+
+    cdef object _ends(self, const uint8_t* s, Py_ssize_t n):
+        """int64 array of piece ends (bytes), or None past the step budget."""
+        cdef int64_t* ends = NULL
+        cdef Py_ssize_t capacity = 0, count
+        cdef int64_t[::1] view
+        try:
+            with nogil:
+                count = self.scan_all(s, n, &ends, &capacity)
+            if count == NO_MEMORY:
+                raise MemoryError()
+            if count == OVER_BUDGET:
+                return None
+            out = np.empty(count, dtype=np.int64)
+            if count:
+                view = out
+                memcpy(&view[0], ends, count * sizeof(int64_t))
+            return out
+        finally:
+            free(ends)
+
+    def split_utf8(self, data) -> np.ndarray:
+        """int64 array of the piece END byte offsets of UTF-8 ``data`` (bytes-like)."""
+        cdef const uint8_t[::1] buf = data
+        if buf.shape[0] == 0:
+            return np.empty(0, dtype=np.int64)
+        ends = self._ends(&buf[0], buf.shape[0])
+        if ends is None:  # past the step budget: the regex module decides
+            text = bytes(buf).decode("utf-8", "surrogatepass")
+            sizes = [len(text[a:b].encode("utf-8", "surrogatepass"))
+                     for a, b in self._regex_spans(text)]
+            ends = np.cumsum(np.array(sizes, dtype=np.int64))
+        return ends
+
+    def _compiled_ends(self, data):
+        """split_utf8 without the regex fallback: None past the step budget (for tests)."""
+        cdef const uint8_t[::1] buf = data
+        if buf.shape[0] == 0:
+            return np.empty(0, dtype=np.int64)
+        return self._ends(&buf[0], buf.shape[0])
+
+    def _regex_spans(self, str text) -> list:
+        return regex_spans(self._regex, text)
+
+    def split_spans(self, str text) -> list:
+        """``(start, end)`` code-point offsets of the pieces, covering ``text``."""
+        cdef bytes encoded
+        cdef const uint8_t* s
+        cdef Py_ssize_t n = PyUnicode_GET_LENGTH(text), k, start = 0
+        cdef int64_t[::1] ends
+        if n == 0:
+            return []
+        ascii = PyUnicode_IS_COMPACT_ASCII(text)
+        if ascii:  # its data is its UTF-8, and bytes are code points
+            s = <const uint8_t*>PyUnicode_DATA(text)
+            found = self._ends(s, n)
+        else:
+            encoded = text.encode("utf-8", "surrogatepass")
+            s = <const uint8_t*>PyBytes_AS_STRING(encoded)
+            found = self._ends(s, PyBytes_GET_SIZE(encoded))
+        if found is None:
+            return self._regex_spans(text)
+        ends = found
+        if not ascii and ends.shape[0]:
+            ends_to_code_points(s, &ends[0], ends.shape[0])
+        spans = []
+        for k in range(ends.shape[0]):
+            spans.append((start, ends[k]))
+            start = ends[k]
+        return spans
+
+    def split(self, str text) -> list:
+        """The pieces of ``text``; they concatenate back to it."""
+        return [text[a:b] for a, b in self.split_spans(text)]
+
+    def __reduce__(self):
+        return (PatternScanner, (self.pattern,))
+
+    def __repr__(self) -> str:
+        return f"PatternScanner({self.pattern!r})"
+
+
+# A sample on which a compiled pattern must give the regex module's spans before it is used:
+# every class of character the built-in patterns care about, in runs and alone.
+_CHECK_SAMPLE = (
+    "Hello, World! It's 2026; we'LL see: I'M, you'RE, they'VE, she'D, he'S. ſ K Å ǅ "
+    "x = f(y) + 12345678 * 3.14159e-10; // comment\n\tif (a<=b) {return [1,2,3];}\r\n"
+    "   spaces   and\ttabs\t\t\n\n\n  \r\n \u00a0\u2003\u3000 nbsp \u2028\u2029\x0b\x0c\x1c\x1f\x85 "
+    "Ünïcödé façade naïve coöperate ÀÉÎÕÜ ǅungla ǈ ǋ ʰʲ ˢ ᵃ "
+    "中文字符测试，标点。日本語のテキスト、カタカナ！한국어 텍스트입니다? "
+    "हिन्दी में लिखा गया पाठ क्षत्रिय ज्ञान ि ् தமிழ் ภาษาไทย ไม่ ကြွ မြန်မာ "
+    "Ελληνικά Русский текст ٣٤٥ عربي ١٢٣٤ ½ Ⅻ ① ²³ 𝟘𝟙 "
+    "emoji 🙂👍🏽 👨‍👩‍👧 ❤️ #hashtag @user https://example.com/a?b=c&d=e "
+    "''' \"\"\" ``` ... --- !!! ??? ;;; ::: ~~~ ^^^ |||| \\\\ //// ++++ ==== "
+    "ALLCAPS CamelCaseWord snake_case_word kebab-case-word 123abc abc123 a1b2c3 "
+    "'s 't 're 've 'm 'll 'd 'S 'T 'RE 'VE 'M 'LL 'D trailing  \n\n  "
+)
+
+
+def compile_scanner(str pattern):
+    """A PatternScanner for ``pattern``, or None when the pattern is outside the compiled
+    subset or its spans differ from the regex module's on the check sample."""
+    try:
+        scanner = PatternScanner(pattern)
+    except (UnsupportedPattern, RecursionError):
+        return None
+    for sample in (_CHECK_SAMPLE, _CHECK_SAMPLE.strip(), "a", " ", "\n", "1234567"):
+        if scanner.split_spans(sample) != scanner._regex_spans(sample):
+            return None
+    return scanner

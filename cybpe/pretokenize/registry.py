@@ -1,0 +1,303 @@
+"""The pre-tokenizer registry: plugins found through pluggy, loaded lazily on first use.
+
+Environment switches:
+
+* ``CYBPE_DISABLE_PLUGIN_AUTOLOAD=1``: load only the built-ins, not third-party entry points.
+* ``CYBPE_BLOCKED_PLUGINS=a,b``: never load the plugins (entry-point names) listed.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+import inspect
+import os
+import threading
+from dataclasses import dataclass
+from typing import Any, Callable, Optional, Union
+
+import pluggy
+
+from cybpe import hookspecs
+from cybpe.pretokenize.pretokenizer import PreTokenizer, Refine, check_param_values
+from cybpe.errors import (
+    CybpeError,
+    DuplicatePreTokenizerError,
+    FormatError,
+    InvalidParameterError,
+    MissingPluginError,
+    ParameterTypeError,
+    PluginError,
+    UnknownPreTokenizerError,
+)
+
+#: The built-in plugin modules. They are listed in the ``cybpe.pretokenizers`` entry-point group
+#: too; this tuple registers whichever the installed metadata did not (a source checkout).
+BUILTIN_PLUGINS = (
+    "cybpe_pretokenizers.gpt2",
+    "cybpe_pretokenizers.cl100k",
+    "cybpe_pretokenizers.o200k",
+    "cybpe_pretokenizers.llama3",
+    "cybpe_pretokenizers.qwen2",
+    "cybpe_pretokenizers.gpt4_digits",
+    "cybpe_pretokenizers.gpt4_digits_rtl",
+    "cybpe_pretokenizers.abugida",
+    "cybpe_pretokenizers.custom_regex",
+)
+
+PatternSource = Union[str, Callable[..., str]]
+
+
+@dataclass(frozen=True)
+class PreTokenizerEntry:
+    """One registered pre-tokenizer and where it came from."""
+
+    name: str
+    description: str
+    pattern: PatternSource
+    params: dict[str, tuple[Any, Any]]
+    scanner: Any
+    refine: Optional[Refine]
+    plugin: str
+    distribution: Optional[str]
+    version: Optional[str]
+
+    def build(self, **given: Any) -> PreTokenizer:
+        try:
+            values = check_param_values(self.name, self.params, given)
+        except TypeError as exc:  # an unhashable value compared with a set of choices
+            raise ParameterTypeError(f"pre-tokenizer {self.name!r}: {exc}") from None
+        if callable(self.pattern):
+            try:
+                pattern = self.pattern(**values)
+            except (TypeError, ValueError) as exc:
+                raise InvalidParameterError(f"pre-tokenizer {self.name!r}: {exc}") from None
+        else:
+            pattern = self.pattern
+        if not isinstance(pattern, str):
+            raise PluginError(f"pre-tokenizer {self.name!r}: its pattern is not a str")
+        try:
+            scanner = self.scanner(**values) if callable(self.scanner) else self.scanner
+        except (TypeError, ValueError) as exc:
+            if isinstance(exc, CybpeError):
+                raise
+            raise InvalidParameterError(f"pre-tokenizer {self.name!r}: {exc}") from None
+        return PreTokenizer(
+            self.name,
+            pattern,
+            params=values,
+            description=self.description,
+            plugin=self.distribution or self.plugin,
+            version=self.version,
+            scanner=scanner,
+            refine=self.refine,
+        )
+
+    def info(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "description": self.description,
+            "params": {k: {"default": d, "allowed": list(a) if a is not None else None}
+                       for k, (d, a) in self.params.items()},
+            "plugin": self.plugin,
+            "distribution": self.distribution,
+            "version": self.version,
+            "has_scanner": self.scanner is not None,
+        }
+
+
+class PreTokenizerRegistry:
+    """Collects the entries that every plugin's ``cybpe_register_pretokenizers`` registers."""
+
+    def __init__(self) -> None:
+        self.pm = pluggy.PluginManager(hookspecs.PROJECT_NAME)
+        self.pm.add_hookspecs(hookspecs)
+        self._entries: dict[str, PreTokenizerEntry] = {}
+        self._loaded = False
+        self._lock = threading.RLock()
+
+    # -- loading ---------------------------------------------------------------------------
+    def _load_plugins(self) -> None:
+        for blocked in filter(None, os.environ.get("CYBPE_BLOCKED_PLUGINS", "").split(",")):
+            self.pm.set_blocked(blocked.strip())
+        if os.environ.get("CYBPE_DISABLE_PLUGIN_AUTOLOAD", "") in ("", "0"):
+            try:
+                self.pm.load_setuptools_entrypoints(hookspecs.ENTRY_POINT_GROUP)
+            except Exception as exc:  # a broken third-party package must not hide the cause
+                raise PluginError(f"loading a cybpe.pretokenizers entry point failed: {exc!r}") from exc
+        registered = set(self.pm.get_plugins())
+        for module_name in BUILTIN_PLUGINS:
+            module = importlib.import_module(module_name)
+            short = module_name.rsplit(".", 1)[1]
+            if module not in registered and not self.pm.is_blocked(short):
+                self.pm.register(module, name=short)
+        self.pm.check_pending()
+
+    def _collect(self) -> None:
+        distinfo = {id(plugin): dist for plugin, dist in self.pm.list_plugin_distinfo()}
+        entries: dict[str, PreTokenizerEntry] = {}
+        for impl in reversed(self.pm.hook.cybpe_register_pretokenizers.get_hookimpls()):
+            dist = distinfo.get(id(impl.plugin))
+            dist_name = dist.metadata["name"] if dist is not None else None
+            version = dist.version if dist is not None else getattr(impl.plugin, "__version__", None)
+            if dist is None and getattr(impl.plugin, "__name__", "").startswith("cybpe_pretokenizers"):
+                from cybpe._version import __version__
+
+                dist_name, version = "cybpe", __version__
+            doc = inspect.getdoc(impl.function) or ""
+            register = self._make_register(entries, impl.plugin_name, dist_name, version, doc)
+            try:
+                impl.function(register=register)
+            except (DuplicatePreTokenizerError, InvalidParameterError):
+                raise
+            except Exception as exc:
+                raise PluginError(
+                    f"plugin {impl.plugin_name!r} ({dist_name or 'not packaged'}) raised while "
+                    f"registering pre-tokenizers: {exc!r}"
+                ) from exc
+        self._entries = dict(sorted(entries.items()))
+
+    def _make_register(self, entries, plugin_name, dist_name, version, doc):
+        def register(
+            name: str,
+            pattern: PatternSource,
+            *,
+            description: Optional[str] = None,
+            params: Optional[dict[str, tuple[Any, Any]]] = None,
+            scanner: Any = None,
+            refine: Optional[Refine] = None,
+        ) -> None:
+            if not isinstance(name, str) or not name:
+                raise PluginError(f"plugin {plugin_name!r} registered a pre-tokenizer without a name")
+            if not (isinstance(pattern, str) or callable(pattern)):
+                raise PluginError(
+                    f"plugin {plugin_name!r}: pattern of {name!r} must be a str or a function"
+                )
+            if name in entries:
+                other = entries[name]
+                raise DuplicatePreTokenizerError(
+                    f"pre-tokenizer {name!r} is registered by two plugins: "
+                    f"{other.plugin!r} ({other.distribution or 'not packaged'}) and "
+                    f"{plugin_name!r} ({dist_name or 'not packaged'})"
+                )
+            entries[name] = PreTokenizerEntry(
+                name=name,
+                description=(description or doc).strip().split("\n\n")[0].replace("\n", " "),
+                pattern=pattern,
+                params=dict(params or {}),
+                scanner=scanner,
+                refine=refine,
+                plugin=plugin_name,
+                distribution=dist_name,
+                version=version,
+            )
+
+        return register
+
+    def ensure_loaded(self) -> None:
+        with self._lock:
+            if not self._loaded:
+                self._load_plugins()
+                self._collect()
+                self._loaded = True
+
+    # -- public operations -----------------------------------------------------------------
+    def register_plugin(self, plugin: Any, name: Optional[str] = None) -> str:
+        """Register an in-process plugin object (a module or any object with the hook)."""
+        if name is not None and not isinstance(name, str):
+            raise ParameterTypeError(f"a plugin name must be a str, not {type(name).__name__}")
+        if plugin is None or isinstance(plugin, (str, bytes, int, float)):
+            raise ParameterTypeError(
+                f"register_plugin() takes a module or object with a @hookimpl, not {type(plugin).__name__}")
+        with self._lock:
+            self.ensure_loaded()
+            try:
+                registered = self.pm.register(plugin, name=name)
+            except CybpeError:
+                raise
+            except Exception as exc:  # pluggy's ValueError (already registered), a bad hook...
+                raise PluginError(f"cannot register plugin {name or plugin!r}: {exc}") from None
+            if registered is None:
+                raise PluginError(f"plugin {name or plugin!r} is blocked")
+            try:
+                self.pm.check_pending()
+                self._collect()
+            except Exception:
+                self.pm.unregister(plugin)
+                self._collect()
+                raise
+            return registered
+
+    def unregister_plugin(self, name: str) -> None:
+        if not isinstance(name, str):
+            raise ParameterTypeError(f"a plugin name must be a str, not {type(name).__name__}")
+        with self._lock:
+            self.ensure_loaded()
+            if self.pm.unregister(name=name) is None:
+                raise PluginError(f"no plugin named {name!r} is registered")
+            self._collect()
+
+    def entries(self) -> dict[str, PreTokenizerEntry]:
+        self.ensure_loaded()
+        return dict(self._entries)
+
+    def entry(self, name: str) -> PreTokenizerEntry:
+        if not isinstance(name, str):
+            raise ParameterTypeError(
+                f"a pre-tokenizer name must be a str (or a PreTokenizer), not {type(name).__name__}")
+        entries = self.entries()
+        try:
+            return entries[name]
+        except KeyError:
+            close = difflib.get_close_matches(str(name), entries, n=1)
+            hint = f" Did you mean {close[0]!r}?" if close else ""
+            raise UnknownPreTokenizerError(
+                f"unknown pre-tokenizer {name!r}.{hint} Available: {', '.join(entries)}"
+            ) from None
+
+
+_REGISTRY = PreTokenizerRegistry()
+
+
+def list_pretokenizers() -> list[dict[str, Any]]:
+    """Every registered pre-tokenizer: name, description, params, providing plugin and version."""
+    return [e.info() for e in _REGISTRY.entries().values()]
+
+
+def get_pretokenizer(name: Union[str, PreTokenizer], **params: Any) -> PreTokenizer:
+    """The pre-tokenizer registered as ``name``, built with ``params``."""
+    if isinstance(name, PreTokenizer):
+        if params:
+            raise InvalidParameterError("parameters cannot be given with a PreTokenizer instance")
+        return name
+    return _REGISTRY.entry(name).build(**params)
+
+
+def register_plugin(plugin: Any, name: Optional[str] = None) -> str:
+    """Register an in-process plugin (an object or module with a ``@hookimpl``); returns its name."""
+    return _REGISTRY.register_plugin(plugin, name)
+
+
+def unregister_plugin(name: str) -> None:
+    """Remove a plugin registered with :func:`register_plugin`."""
+    _REGISTRY.unregister_plugin(name)
+
+
+def pretokenizer_from_spec(spec: dict[str, Any]) -> PreTokenizer:
+    """Rebuild a saved pre-tokenizer; a missing plugin gives :class:`MissingPluginError`."""
+    if not isinstance(spec, dict):
+        raise FormatError(f"a saved pre-tokenizer spec must be an object, not {type(spec).__name__}")
+    name, params = spec.get("name"), spec.get("params") or {}
+    if not isinstance(name, str):
+        raise FormatError(f"the saved pre-tokenizer name {name!r} is not a str")
+    if not isinstance(params, dict) or not all(isinstance(k, str) for k in params):
+        raise FormatError(f"the saved parameters of pre-tokenizer {name!r} are not an object")
+    try:
+        entry = _REGISTRY.entry(name)
+    except UnknownPreTokenizerError:
+        plugin = spec.get("plugin") or "unknown plugin"
+        raise MissingPluginError(
+            f"the pre-tokenizer {name!r} (from {plugin} {spec.get('version') or ''}) is not "
+            f"installed; install the package that provides it"
+        ) from None
+    return entry.build(**params)

@@ -1,0 +1,662 @@
+# Compiled pre-tokenizer scanners: the built-in regex patterns as hand-written state machines.
+#
+# Each scanner returns, for a piece starting at a byte offset, the byte offset where the
+# pattern's leftmost match ends. The rule order follows the alternatives of the pattern
+# (notes: shared/notes/algorithms.md C.1, C.5); every rule is commented with the alternative
+# it implements, and tests/test_scanner.py compares the spans with `regex` on corpora, on
+# hypothesis text and on a hostile-alphabet fuzzer.
+#
+# Performance notes (measured with `python tests/test_scanner.py`, 2 shared cores, gcc -O3)
+# -----------------------------------------------------------------------------------------
+# * Classes come from one 256-entry table indexed by the current byte (`cybpe_byte_class`,
+#   generated from `regex` with the Unicode tables): for an ASCII byte it holds the class bits
+#   plus CR/LF, space, apostrophe and slash bits; for a byte >= 0x80 it holds only
+#   CYBPE_NONASCII. The run loops therefore test `cls & mask` first (one load, one test for
+#   the common "still inside the run" case) and decode UTF-8 only when the NONASCII bit says
+#   so. The UTF-8 decoder is inlined too (+5% on Chinese and Hindi, measured).
+# * ASCII letter runs go 8 bytes at a time (SWAR, `cybpe_ascii_letters8`): the byte loop
+#   mispredicted its exit at nearly every word end. cl100k on English: 270 -> 410 MB/s.
+# * scan_all has one loop per kind rather than a switch per piece (+10%). gcc does not inline
+#   the scanner bodies (too large), so the flags (digits, marks, end-of-text-first) stay
+#   arguments; they are perfectly predicted branches.
+# * The piece-end buffer goes to numpy without a copy (EndsBuffer) and is shrunk only when more
+#   than a quarter is unused: shrinking every time made glibc serve the next call with fresh
+#   mmap pages (~850 page faults per 2 MB call, -15%).
+# * Right-to-left digit groups (gpt4-digits-rtl) stay linear without state: at a number
+#   character whose predecessor is also a number we are inside a run whose remaining length is
+#   a multiple of three, so the group is the next three characters; only the first group of a
+#   run scans to the run end to find its length modulo three.
+# * o200k's words backtrack in the regex; here one pass over the "upper" run records the end
+#   of the last Lm/Lo/M character, which is exactly where the regex's backtracking lands.
+#   Every rule scans a bounded number of times past a piece's end, so all scanners are linear.
+# * split_spans converts byte ends to code-point offsets in C; an ASCII str is scanned in place
+#   (its data is its UTF-8), any other str is encoded once with "surrogatepass". Building the
+#   Python tuples then costs more than the scan itself.
+
+cimport cython
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
+from cpython.unicode cimport PyUnicode_DATA, PyUnicode_GET_LENGTH
+from libc.stdint cimport int64_t, uint8_t, uint16_t, uint32_t
+from libc.stdlib cimport free, realloc
+
+from cybpe._c.utf8 cimport decode_cp, ends_to_code_points, is_cont
+
+import numpy as np
+
+from cybpe.errors import UnknownPreTokenizerError
+
+
+cdef extern from "Python.h":
+    bint PyUnicode_IS_COMPACT_ASCII(object o)
+
+
+cdef extern from "unicode_tables.h" nogil:
+    # Class bits (see the generator); CRLF, SPACE, APOS and SLASH exist only in the byte table.
+    enum:
+        CYBPE_LL, CYBPE_M, CYBPE_N, CYBPE_S, CYBPE_L, CYBPE_UPPER, CYBPE_LOWER, CYBPE_BOTH
+        CYBPE_CRLF, CYBPE_SPACE, CYBPE_APOS, CYBPE_SLASH, CYBPE_NONASCII
+    const uint16_t cybpe_byte_class[256]
+    const char cybpe_ascii_fold[128]
+    uint32_t cybpe_cp_class(uint32_t cp)
+    char cybpe_fold_extra(uint32_t cp)
+
+
+cdef extern from *:
+    """
+    #include <string.h>
+    /* How many of the 8 bytes at p, from the first, are ASCII letters: [a-z] when lower_only,
+       else [A-Za-z]. SWAR: per byte, y = byte (case-folded, high bit cleared) is a letter when
+       0x61 <= y <= 0x7A, i.e. y + 0x1F has its high bit set and y + 0x05 has not; adding to
+       bytes below 0x80 never carries into the next byte. */
+    static inline unsigned cybpe_ascii_letters8(const uint8_t* p, int lower_only) {
+        uint64_t w, y, hit, miss;
+        memcpy(&w, p, 8);
+    #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+        w = __builtin_bswap64(w);
+    #endif
+        y = (lower_only ? w : (w | 0x2020202020202020ULL)) & 0x7F7F7F7F7F7F7F7FULL;
+        hit = (y + 0x1F1F1F1F1F1F1F1FULL) & ~(y + 0x0505050505050505ULL) & ~w;
+        miss = ~hit & 0x8080808080808080ULL;
+        if (!miss) return 8;
+    #if defined(__GNUC__) || defined(__clang__)
+        return (unsigned)(__builtin_ctzll(miss) >> 3);
+    #else
+        unsigned k;
+        for (k = 0; !(miss & 0x80); k++) miss >>= 8;
+        return k;
+    #endif
+    }
+    """
+    unsigned cybpe_ascii_letters8(const uint8_t* p, int lower_only) noexcept nogil
+
+
+
+SCANNER_NAMES = (
+    "gpt2", "cl100k", "o200k", "llama3", "qwen2", "gpt4-digits1", "gpt4-digits2",
+    "gpt4-digits3", "gpt4-digits-rtl", "abugida",
+)
+_KIND_OF_NAME = {name: kind for kind, name in enumerate(SCANNER_NAMES)}
+
+
+# ---------------------------------------------------------------------------------------------
+# UTF-8 and classes
+# ---------------------------------------------------------------------------------------------
+
+cdef inline uint32_t decode_class(const uint8_t* s, Py_ssize_t n, Py_ssize_t p, Py_ssize_t* q) noexcept nogil:
+    """Class bits of the non-ASCII code point at p; *q = where the next starts."""
+    return cybpe_cp_class(decode_cp(s, n, p, q))
+
+
+cdef inline uint32_t class_at(const uint8_t* s, Py_ssize_t n, Py_ssize_t p, Py_ssize_t* q) noexcept nogil:
+    """Class bits of the code point at p (< n); *q = where the next starts."""
+    cdef uint8_t b = s[p]
+    if b < 0x80:
+        q[0] = p + 1
+        return cybpe_byte_class[b]
+    return decode_class(s, n, p, q)
+
+
+cdef inline uint32_t class_before(const uint8_t* s, Py_ssize_t n, Py_ssize_t p) noexcept nogil:
+    """Class bits of the code point that ends at p (> 0); 0 when the bytes there are not one."""
+    cdef Py_ssize_t start = p - 1
+    cdef Py_ssize_t q
+    cdef uint32_t cls
+    if s[start] < 0x80:
+        return cybpe_byte_class[s[start]]
+    while start > 0 and start > p - 4 and is_cont(s[start]):
+        start -= 1
+    cls = decode_class(s, n, start, &q)
+    return cls if q == p else 0
+
+
+cdef inline Py_ssize_t skip_in(const uint8_t* s, Py_ssize_t n, Py_ssize_t p, uint32_t mask) noexcept nogil:
+    """End of the run of code points from p whose class has a bit of `mask`."""
+    cdef uint32_t cls
+    cdef Py_ssize_t q
+    while p < n:
+        cls = cybpe_byte_class[s[p]]
+        if cls & mask:
+            p += 1
+        elif cls & CYBPE_NONASCII:
+            cls = decode_class(s, n, p, &q)
+            if not (cls & mask):
+                break
+            p = q
+        else:
+            break
+    return p
+
+
+cdef inline Py_ssize_t skip_letters(const uint8_t* s, Py_ssize_t n, Py_ssize_t p, uint32_t mask,
+                                    bint lower_only) noexcept nogil:
+    """skip_in for a letter class; ASCII letters go 8 bytes at a time.
+
+    `mask` must contain every ASCII letter (lower_only False) or the lowercase ones and no
+    uppercase one (lower_only True).
+    """
+    cdef unsigned k
+    while p + 8 <= n:
+        k = cybpe_ascii_letters8(s + p, lower_only)
+        p += k
+        if k < 8:
+            break
+    return skip_in(s, n, p, mask)
+
+
+cdef inline Py_ssize_t skip_out(const uint8_t* s, Py_ssize_t n, Py_ssize_t p, uint32_t mask) noexcept nogil:
+    """End of the run of code points from p whose class has no bit of `mask`."""
+    cdef uint32_t cls
+    cdef Py_ssize_t q
+    while p < n:
+        cls = cybpe_byte_class[s[p]]
+        if not (cls & (mask | CYBPE_NONASCII)):
+            p += 1
+        elif cls & CYBPE_NONASCII:
+            cls = decode_class(s, n, p, &q)
+            if cls & mask:
+                break
+            p = q
+        else:
+            break
+    return p
+
+
+cdef inline Py_ssize_t skip_bytes(const uint8_t* s, Py_ssize_t n, Py_ssize_t p, uint32_t mask) noexcept nogil:
+    """End of the run of ASCII bytes from p whose byte-table bits include one of `mask`."""
+    while p < n and (cybpe_byte_class[s[p]] & mask):
+        p += 1
+    return p
+
+
+cdef inline Py_ssize_t skip_numbers(const uint8_t* s, Py_ssize_t n, Py_ssize_t p, int count) noexcept nogil:
+    """Advance over at most `count` more \\p{N} code points from p."""
+    cdef Py_ssize_t q
+    while count > 0 and p < n and (class_at(s, n, p, &q) & CYBPE_N):
+        p = q
+        count -= 1
+    return p
+
+
+cdef inline int fold_at(const uint8_t* s, Py_ssize_t n, Py_ssize_t p, Py_ssize_t* q) noexcept nogil:
+    """The contraction letter (s d m t l v e r) the code point at p case-folds to, else 0."""
+    cdef uint8_t b = s[p]
+    if b < 0x80:
+        q[0] = p + 1
+        return cybpe_ascii_fold[b]
+    return cybpe_fold_extra(decode_cp(s, n, p, q))
+
+
+cdef inline Py_ssize_t contraction_end(const uint8_t* s, Py_ssize_t n, Py_ssize_t p) noexcept nogil:
+    """End of `'(?i:[sdmt]|ll|ve|re)` at p, or -1 (caller checked that s[p] is an apostrophe)."""
+    cdef Py_ssize_t q1, q2
+    cdef int first, second
+    if p + 1 >= n:
+        return -1
+    first = fold_at(s, n, p + 1, &q1)
+    if first == c's' or first == c'd' or first == c'm' or first == c't':
+        return q1
+    if (first == c'l' or first == c'v' or first == c'r') and q1 < n:
+        second = fold_at(s, n, q1, &q2)
+        if (first == c'l' and second == c'l') or (first != c'l' and second == c'e'):
+            return q2
+    return -1
+
+
+cdef inline Py_ssize_t whitespace_end(const uint8_t* s, Py_ssize_t n, Py_ssize_t i,
+                                      bint end_of_text_first, bint gpt2) noexcept nogil:
+    """End of the whitespace piece at i (the code point at i is \\s).
+
+    Let [i, k) be the whole \\s run. cl100k family (`\\s++$|\\s*[\\r\\n]|\\s+(?!\\S)|\\s`):
+    k at the end of the text; else up to the last CR/LF of the run; else all but the last
+    character; else one character. Llama-3/o200k (`\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+`) test the
+    CR/LF rule before the end of the text. GPT-2 (`\\s+(?!\\S)|\\s+`) has no CR/LF rule.
+    """
+    cdef Py_ssize_t p = i
+    cdef Py_ssize_t q
+    cdef Py_ssize_t last_start = i
+    cdef Py_ssize_t newline_end = -1
+    cdef uint32_t cls
+    while p < n:
+        cls = class_at(s, n, p, &q)
+        if not (cls & CYBPE_S):
+            break
+        if cls & CYBPE_CRLF:
+            newline_end = q
+        last_start = p
+        p = q
+    if not gpt2:
+        if newline_end >= 0 and not (end_of_text_first and p == n):
+            return newline_end
+    if p == n:
+        return p
+    if last_start > i:
+        return last_start
+    return p
+
+
+# ---------------------------------------------------------------------------------------------
+# The scanners
+# ---------------------------------------------------------------------------------------------
+
+cdef inline Py_ssize_t scan_gpt2(const uint8_t* s, Py_ssize_t n, Py_ssize_t i) noexcept nogil:
+    # 's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
+    cdef Py_ssize_t j, j2
+    cdef uint32_t c = class_at(s, n, i, &j)
+    cdef uint32_t c2
+    cdef uint8_t b1, b2
+    if (c & CYBPE_APOS) and j < n:              # contractions, lowercase ASCII only
+        b1 = s[j]
+        if b1 == c's' or b1 == c't' or b1 == c'm' or b1 == c'd':
+            return j + 1
+        if j + 1 < n:
+            b2 = s[j + 1]
+            if (b1 == c'r' and b2 == c'e') or (b1 == c'v' and b2 == c'e') or (b1 == c'l' and b2 == c'l'):
+                return j + 2
+    if (c & CYBPE_SPACE) and j < n:             # the optional leading space of the next three
+        c2 = class_at(s, n, j, &j2)
+        if c2 & CYBPE_L:
+            return skip_letters(s, n, j2, CYBPE_L, False)
+        if c2 & CYBPE_N:
+            return skip_in(s, n, j2, CYBPE_N)
+        if not (c2 & (CYBPE_S | CYBPE_L | CYBPE_N)):
+            return skip_out(s, n, j2, CYBPE_S | CYBPE_L | CYBPE_N)
+    if c & CYBPE_L:
+        return skip_letters(s, n, j, CYBPE_L, False)
+    if c & CYBPE_N:
+        return skip_in(s, n, j, CYBPE_N)
+    if not (c & CYBPE_S):
+        return skip_out(s, n, j, CYBPE_S | CYBPE_L | CYBPE_N)
+    return whitespace_end(s, n, i, False, True)
+
+
+cdef inline Py_ssize_t scan_gpt4(const uint8_t* s, Py_ssize_t n, Py_ssize_t i, int digits,
+                                 bint marks, bint end_of_text_first) noexcept nogil:
+    # cl100k:  '(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+
+    #          | ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s
+    # digits:  1, 2 or 3 for \p{N}{1,digits}+; 0 for whole \p{N}++ runs cut in threes from the right.
+    # marks:   abugida: words are [\p{L}\p{M}]++, and \p{M} leaves the prefix and punctuation classes.
+    # end_of_text_first: False for the Llama-3/Qwen2 strings (\s*[\r\n]+ before \s+(?!\S)).
+    cdef Py_ssize_t j, j2, e, k, count
+    cdef uint32_t word = CYBPE_L | CYBPE_M if marks else CYBPE_L
+    cdef uint32_t not_prefix = CYBPE_CRLF | CYBPE_N | word
+    cdef uint32_t not_punct = CYBPE_S | CYBPE_N | word
+    cdef uint32_t c = class_at(s, n, i, &j)
+    cdef uint32_t c2
+    # '(?i:[sdmt]|ll|ve|re)
+    if c & CYBPE_APOS:
+        e = contraction_end(s, n, i)
+        if e >= 0:
+            return e
+    # [^\r\n\p{L}\p{N}]?+\p{L}++ (possessive prefix: taken whenever the class allows it)
+    if not (c & not_prefix):
+        if j < n:
+            c2 = class_at(s, n, j, &j2)
+            if c2 & word:
+                return skip_letters(s, n, j2, word, False)
+    elif c & word:
+        return skip_letters(s, n, j, word, False)
+    # \p{N}{1,3}+
+    if c & CYBPE_N:
+        if digits > 0:
+            return skip_numbers(s, n, j, digits - 1)
+        if i > 0 and (class_before(s, n, i) & CYBPE_N):
+            return skip_numbers(s, n, j, 2)  # inside a run: the rest is a multiple of three
+        k = j
+        count = 1
+        while k < n and (class_at(s, n, k, &j2) & CYBPE_N):
+            k = j2
+            count += 1
+        count = count % 3
+        return skip_numbers(s, n, j, (count if count else 3) - 1)
+    # ' ?[^\s\p{L}\p{N}]++[\r\n]*+'
+    if (c & CYBPE_SPACE) and j < n:
+        c2 = class_at(s, n, j, &j2)
+        if not (c2 & not_punct):
+            return skip_bytes(s, n, skip_out(s, n, j2, not_punct), CYBPE_CRLF)
+    if not (c & not_punct):
+        return skip_bytes(s, n, skip_out(s, n, j, not_punct), CYBPE_CRLF)
+    return whitespace_end(s, n, i, end_of_text_first, False)  # c is \s: all else is covered
+
+
+cdef inline Py_ssize_t contraction_suffix(const uint8_t* s, Py_ssize_t n, Py_ssize_t p) noexcept nogil:
+    """p extended by o200k's optional (?i:'s|'t|'re|'ve|'m|'ll|'d)."""
+    cdef Py_ssize_t e
+    if p < n and s[p] == c"'":
+        e = contraction_end(s, n, p)
+        if e >= 0:
+            return e
+    return p
+
+
+cdef inline Py_ssize_t o200k_word_a(const uint8_t* s, Py_ssize_t n, Py_ssize_t p) noexcept nogil:
+    """[Upper]*[Lower]+(contraction)? from p, or -1.
+
+    Upper = [Lu Lt Lm Lo M], Lower = [Ll Lm Lo M]. The regex takes the longest Upper run, then
+    backs off until a Lower character follows: that is the run's end when an Ll follows it,
+    else the last Lm/Lo/M inside the run (whose Lower run is then that one character).
+    """
+    cdef Py_ssize_t q
+    cdef Py_ssize_t after_both = -1
+    cdef uint32_t cls
+    while p < n:
+        cls = class_at(s, n, p, &q)
+        if not (cls & CYBPE_UPPER):
+            break
+        if cls & CYBPE_BOTH:
+            after_both = q
+        p = q
+    if p < n and (class_at(s, n, p, &q) & CYBPE_LL):
+        return contraction_suffix(s, n, skip_letters(s, n, q, CYBPE_LOWER, True))
+    if after_both >= 0:
+        return contraction_suffix(s, n, after_both)
+    return -1
+
+
+cdef inline Py_ssize_t o200k_word_b(const uint8_t* s, Py_ssize_t n, Py_ssize_t p) noexcept nogil:
+    """[Upper]+[Lower]*(contraction)? from p, or -1."""
+    cdef Py_ssize_t e = skip_in(s, n, p, CYBPE_UPPER)
+    if e == p:
+        return -1
+    return contraction_suffix(s, n, skip_letters(s, n, e, CYBPE_LOWER, True))
+
+
+cdef inline Py_ssize_t scan_o200k(const uint8_t* s, Py_ssize_t n, Py_ssize_t i) noexcept nogil:
+    # [^\r\n\p{L}\p{N}]?[Upper]*[Lower]+(contraction)?     (A)
+    # |[^\r\n\p{L}\p{N}]?[Upper]+[Lower]*(contraction)?    (B)
+    # |\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+
+    cdef Py_ssize_t j, j2, e
+    cdef uint32_t c = class_at(s, n, i, &j)
+    cdef uint32_t c2
+    if not (c & (CYBPE_CRLF | CYBPE_L | CYBPE_N)):
+        # The prefix may be taken; the regex tries A with it, A without it (possible only when
+        # the prefix is itself a mark, which A then always matches), B with it.
+        if j < n:
+            e = o200k_word_a(s, n, j)
+            if e >= 0:
+                return e
+        if c & CYBPE_M:
+            return o200k_word_a(s, n, i)
+        if j < n:
+            e = o200k_word_b(s, n, j)
+            if e >= 0:
+                return e
+    elif c & CYBPE_L:
+        e = o200k_word_a(s, n, i)
+        if e >= 0:
+            return e
+        return o200k_word_b(s, n, i)  # c is Lu or Lt here, so B matches
+    if c & CYBPE_N:
+        return skip_numbers(s, n, j, 2)
+    if (c & CYBPE_SPACE) and j < n:
+        c2 = class_at(s, n, j, &j2)
+        if not (c2 & (CYBPE_S | CYBPE_L | CYBPE_N)):
+            return skip_bytes(s, n, skip_out(s, n, j2, CYBPE_S | CYBPE_L | CYBPE_N), CYBPE_CRLF | CYBPE_SLASH)
+    if not (c & (CYBPE_S | CYBPE_L | CYBPE_N)):
+        return skip_bytes(s, n, skip_out(s, n, j, CYBPE_S | CYBPE_L | CYBPE_N), CYBPE_CRLF | CYBPE_SLASH)
+    return whitespace_end(s, n, i, False, False)
+
+
+cdef Py_ssize_t scan_next(int kind, const uint8_t* s, Py_ssize_t n, Py_ssize_t pos) noexcept nogil:
+    if kind == SCAN_CL100K or kind == SCAN_GPT4_DIGITS3:
+        return scan_gpt4(s, n, pos, 3, False, True)
+    if kind == SCAN_O200K:
+        return scan_o200k(s, n, pos)
+    if kind == SCAN_GPT2:
+        return scan_gpt2(s, n, pos)
+    if kind == SCAN_LLAMA3:
+        return scan_gpt4(s, n, pos, 3, False, False)
+    if kind == SCAN_QWEN2:
+        return scan_gpt4(s, n, pos, 1, False, False)
+    if kind == SCAN_GPT4_DIGITS1:
+        return scan_gpt4(s, n, pos, 1, False, True)
+    if kind == SCAN_GPT4_DIGITS2:
+        return scan_gpt4(s, n, pos, 2, False, True)
+    if kind == SCAN_GPT4_DIGITS_RTL:
+        return scan_gpt4(s, n, pos, 0, False, True)
+    if kind == SCAN_ABUGIDA:
+        return scan_gpt4(s, n, pos, 3, True, True)
+    return n  # unknown kind: one piece (never reached through Scanner)
+
+
+# ---------------------------------------------------------------------------------------------
+# Whole-text loops (one per kind, so the flags are compile-time constants)
+# ---------------------------------------------------------------------------------------------
+
+cdef inline int grow(int64_t** ends, Py_ssize_t* capacity, Py_ssize_t want) noexcept nogil:
+    cdef Py_ssize_t cap = capacity[0]
+    cdef int64_t* grown
+    if cap < 256:
+        cap = 256
+    while cap < want:
+        cap *= 2
+    grown = <int64_t*> realloc(ends[0], cap * sizeof(int64_t))
+    if grown == NULL:
+        return -1
+    ends[0] = grown
+    capacity[0] = cap
+    return 0
+
+
+cdef inline bint push_end(int64_t** ends, Py_ssize_t* capacity, Py_ssize_t* count,
+                          Py_ssize_t end) noexcept nogil:
+    """Append one piece end; True when out of memory."""
+    if count[0] == capacity[0] and grow(ends, capacity, count[0] + 1) != 0:
+        return True
+    ends[0][count[0]] = end
+    count[0] += 1
+    return False
+
+
+cdef Py_ssize_t scan_all(int kind, const uint8_t* s, Py_ssize_t n,
+                         int64_t** ends, Py_ssize_t* capacity) noexcept nogil:
+    # One loop per kind, so each scanner is inlined with its flags as constants.
+    cdef Py_ssize_t count = 0
+    cdef Py_ssize_t pos = 0
+    # A first guess of the piece count: about one piece per four bytes of prose.
+    if capacity[0] < n // 4 + 16 and grow(ends, capacity, n // 4 + 16) != 0:
+        return -1
+    if kind == SCAN_CL100K or kind == SCAN_GPT4_DIGITS3:
+        while pos < n:
+            pos = scan_gpt4(s, n, pos, 3, False, True)
+            if push_end(ends, capacity, &count, pos): return -1
+    elif kind == SCAN_O200K:
+        while pos < n:
+            pos = scan_o200k(s, n, pos)
+            if push_end(ends, capacity, &count, pos): return -1
+    elif kind == SCAN_GPT2:
+        while pos < n:
+            pos = scan_gpt2(s, n, pos)
+            if push_end(ends, capacity, &count, pos): return -1
+    elif kind == SCAN_LLAMA3:
+        while pos < n:
+            pos = scan_gpt4(s, n, pos, 3, False, False)
+            if push_end(ends, capacity, &count, pos): return -1
+    elif kind == SCAN_QWEN2:
+        while pos < n:
+            pos = scan_gpt4(s, n, pos, 1, False, False)
+            if push_end(ends, capacity, &count, pos): return -1
+    elif kind == SCAN_GPT4_DIGITS1:
+        while pos < n:
+            pos = scan_gpt4(s, n, pos, 1, False, True)
+            if push_end(ends, capacity, &count, pos): return -1
+    elif kind == SCAN_GPT4_DIGITS2:
+        while pos < n:
+            pos = scan_gpt4(s, n, pos, 2, False, True)
+            if push_end(ends, capacity, &count, pos): return -1
+    elif kind == SCAN_GPT4_DIGITS_RTL:
+        while pos < n:
+            pos = scan_gpt4(s, n, pos, 0, False, True)
+            if push_end(ends, capacity, &count, pos): return -1
+    elif kind == SCAN_ABUGIDA:
+        while pos < n:
+            pos = scan_gpt4(s, n, pos, 3, True, True)
+            if push_end(ends, capacity, &count, pos): return -1
+    else:
+        if n and push_end(ends, capacity, &count, n): return -1
+    return count
+
+
+@cython.final
+cdef class EndsBuffer:
+    """Owns a malloc'ed int64 array and lends it to numpy without a copy (buffer protocol)."""
+    cdef int64_t* data
+    cdef Py_ssize_t count
+    cdef Py_ssize_t itemsize
+
+    def __dealloc__(self):
+        free(self.data)
+
+    def __getbuffer__(self, Py_buffer* view, int flags):
+        view.buf = self.data
+        view.obj = self
+        view.len = self.count * sizeof(int64_t)
+        view.readonly = 0
+        view.itemsize = sizeof(int64_t)
+        view.format = "q"
+        view.ndim = 1
+        view.shape = &self.count
+        view.strides = &self.itemsize
+        view.suboffsets = NULL
+        view.internal = NULL
+
+    def __releasebuffer__(self, Py_buffer* view):
+        pass
+
+
+cdef object piece_ends(int kind, const uint8_t* s, Py_ssize_t n, bint code_points):
+    """Piece ends of s[0:n] as an int64 numpy array, in bytes or code points (GIL released)."""
+    cdef EndsBuffer owner = EndsBuffer.__new__(EndsBuffer)
+    cdef Py_ssize_t capacity = 0
+    cdef Py_ssize_t count
+    cdef int64_t* shrunk
+    with nogil:
+        count = scan_all(kind, s, n, &owner.data, &capacity)
+        if count >= 0 and code_points:
+            ends_to_code_points(s, owner.data, count)
+        # Give back memory only when much is unused: shrinking every time would make glibc
+        # serve the next call with fresh (page-faulting) mmap memory (measured: -15% on en.txt).
+        if 0 < count < capacity - capacity // 4:
+            shrunk = <int64_t*> realloc(owner.data, count * sizeof(int64_t))
+            if shrunk != NULL:
+                owner.data = shrunk
+    if count < 0:
+        raise MemoryError("scanner: out of memory for the piece ends")
+    if count == 0:
+        return np.empty(0, dtype=np.int64)
+    owner.count = count
+    owner.itemsize = sizeof(int64_t)
+    return np.frombuffer(owner, dtype=np.int64)
+
+
+# ---------------------------------------------------------------------------------------------
+# Python API
+# ---------------------------------------------------------------------------------------------
+
+def _code_point_classes() -> bytes:
+    """The class byte of every code point U+0000..U+10FFFF (for the table tests)."""
+    cdef bytearray out = bytearray(0x110000)
+    cdef unsigned char* p = out
+    cdef uint32_t cp
+    for cp in range(0x110000):
+        p[cp] = <unsigned char> cybpe_cp_class(cp)
+    return bytes(out)
+
+
+def _ends_by_scan_next(int kind, data) -> list:
+    """Piece ends of UTF-8 ``data`` found one scan_next call at a time (tests the C API)."""
+    cdef const uint8_t[::1] buf = data
+    cdef Py_ssize_t n = buf.shape[0]
+    cdef Py_ssize_t pos = 0
+    cdef list ends = []
+    while pos < n:
+        pos = scan_next(kind, &buf[0], n, pos)
+        ends.append(pos)
+    return ends
+
+
+cdef class Scanner:
+    """A compiled splitter with exactly the spans of one built-in pre-tokenizer pattern.
+
+    ``Scanner("cl100k").split_spans(text)`` equals the ``regex.finditer`` spans of the
+    cl100k pattern; ``gpt4-digits-rtl`` also applies its right-to-left digit grouping.
+    """
+
+    def __cinit__(self, str name):
+        if name not in _KIND_OF_NAME:
+            raise UnknownPreTokenizerError(
+                f"no compiled scanner named {name!r}; available: {', '.join(SCANNER_NAMES)}"
+            )
+        self.name = name
+        self.kind = _KIND_OF_NAME[name]
+
+    def split_utf8(self, data) -> np.ndarray:
+        """int64 array of the piece END byte offsets of UTF-8 ``data`` (bytes-like).
+
+        Lone surrogates written with "surrogatepass" are read as code points; other invalid
+        bytes never fault and count as one "other" character each.
+        """
+        cdef const uint8_t[::1] buf = data
+        if buf.shape[0] == 0:
+            return np.empty(0, dtype=np.int64)
+        return piece_ends(self.kind, &buf[0], buf.shape[0], False)
+
+    def split_spans(self, str text) -> list:
+        """``(start, end)`` code-point offsets of the pieces, as ``regex.finditer`` gives them."""
+        cdef bytes encoded
+        cdef const uint8_t* s
+        cdef Py_ssize_t n = PyUnicode_GET_LENGTH(text)
+        cdef Py_ssize_t k, start = 0, end
+        cdef int64_t[::1] ends
+        cdef list spans = []
+        if n == 0:
+            return spans
+        if PyUnicode_IS_COMPACT_ASCII(text):
+            ends = piece_ends(self.kind, <const uint8_t*> PyUnicode_DATA(text), n, False)
+        else:
+            encoded = text.encode("utf-8", "surrogatepass")
+            s = <const uint8_t*> PyBytes_AS_STRING(encoded)
+            ends = piece_ends(self.kind, s, PyBytes_GET_SIZE(encoded), True)
+        for k in range(ends.shape[0]):
+            end = ends[k]
+            spans.append((start, end))
+            start = end
+        return spans
+
+    def split(self, str text) -> list:
+        """The pieces of ``text``; they concatenate back to it."""
+        cdef Py_ssize_t start, end
+        return [text[start:end] for start, end in self.split_spans(text)]
+
+    def __reduce__(self):
+        return (Scanner, (self.name,))
+
+    def __repr__(self) -> str:
+        return f"Scanner({self.name!r})"
+
+    def __eq__(self, other):
+        if not isinstance(other, Scanner):
+            return NotImplemented
+        return self.kind == (<Scanner> other).kind
+
+    def __hash__(self):
+        return hash(("cybpe.Scanner", self.name))

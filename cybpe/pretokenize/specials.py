@@ -1,0 +1,80 @@
+"""Cutting special-token strings out of text (exact match, longest first)."""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Iterator, Optional
+
+import regex
+
+from cybpe.errors import InvalidParameterError, ParameterTypeError
+
+
+class SpecialTokenSplitter:
+    """Finds special-token strings in text: leftmost match, the longest one at a position."""
+
+    def __init__(self, specials: Iterable[str]) -> None:
+        self.specials = tuple(sorted(set(specials), key=lambda s: (-len(s), s)))
+        self._regex: Optional[regex.Pattern] = (
+            regex.compile("|".join(regex.escape(s) for s in self.specials)) if self.specials else None
+        )
+
+    def parts(self, text: str) -> Iterator[tuple[str, bool]]:
+        """``(part, is_special)`` in order; ordinary parts are never empty."""
+        if self._regex is None:
+            if text:
+                yield text, False
+            return
+        pos = 0
+        for m in self._regex.finditer(text):
+            if m.start() > pos:
+                yield text[pos:m.start()], False
+            yield m.group(), True
+            pos = m.end()
+        if pos < len(text):
+            yield text[pos:], False
+
+    def ordinary_parts(self, text: str) -> Iterator[str]:
+        for part, special in self.parts(text):
+            if not special:
+                yield part
+
+    def first(self, text: str) -> Optional[str]:
+        """The first special-token string in ``text``, or None."""
+        if self._regex is None:
+            return None
+        m = self._regex.search(text)
+        return m.group() if m else None
+
+
+def checked_special_tokens(special_tokens: Any, argument: str = "special_tokens") -> list[str]:
+    """The special-token strings of ``special_tokens`` in order, duplicates dropped.
+
+    A collection of non-empty strings without lone surrogates; a bare ``str`` is refused rather
+    than read as its characters (:class:`~cybpe.errors.ParameterTypeError`), and so is anything
+    that is not a collection of strings.
+    """
+    if isinstance(special_tokens, (str, bytes, bytearray)):
+        raise ParameterTypeError(
+            f"{argument} must be a collection of strings, not a single {type(special_tokens).__name__} "
+            f"(write [{special_tokens!r}] for one special token)"
+        )
+    try:
+        items = list(special_tokens)
+    except TypeError:
+        raise ParameterTypeError(
+            f"{argument} must be a collection of strings, not {type(special_tokens).__name__}"
+        ) from None
+    out: dict[str, None] = {}
+    for item in items:
+        if not isinstance(item, str):
+            raise ParameterTypeError(
+                f"{argument}: a special token must be a str, not {type(item).__name__}")
+        if not item:
+            raise InvalidParameterError(f"{argument}: a special token must not be empty")
+        try:
+            str.encode(item, "utf-8")
+        except UnicodeEncodeError:
+            raise InvalidParameterError(
+                f"{argument}: special token {item!r} has a lone surrogate (not UTF-8 text)") from None
+        out[str.__str__(item)] = None
+    return list(out)

@@ -1,0 +1,323 @@
+"""The pre-tokenizer comparison report behind ``cybpe bench``: what each variant does to each language.
+
+Inputs are per-language texts (ideally translations of the same content, such as the line-aligned
+NTREX news texts) and a list of pre-tokenizer variants, with optionally one tokenizer per variant
+(trained on the same data by :func:`train_per_variant`, or applied from a vocabulary file).
+
+Metrics, per language x variant (``bytes`` are UTF-8 bytes):
+
+* ``pieces_per_word``, ``bytes_per_piece``: pre-tokenization alone. BPE never merges across
+  pieces, so pieces per word is a floor under tokens per word whatever the vocabulary.
+* ``tokens_per_word``, ``bytes_per_token``: with the variant's tokenizer.
+* ``premium``: tokens of the language / tokens of the reference language (English) on the same
+  parallel text; 1.0 means "costs what English costs".
+
+Per variant: ``gini`` of the token cost (tokens per word) across languages, 0 when every
+language costs the same, towards 1 when the cost is concentrated on a few; ``gini_pieces`` the
+same for pieces; and the split throughput in MB/s of the ``regex`` path (``PreTokenizer.split``
+with the ``regex`` module) and of the compiled path (``Scanner.split_utf8`` on UTF-8 bytes, the
+path ``encode`` takes), timed on the same sample.
+
+Words. Whitespace-separated words do not exist in Chinese, Japanese, Thai, Lao, Khmer, Burmese,
+Tibetan or Dzongkha, so on parallel texts (``word_basis="reference"``, the default when the
+reference language is among the texts) every language is divided by the number of whitespace
+words of the REFERENCE text: "per word" then means "per English word of the same content", which
+is comparable across all scripts. ``word_basis="whitespace"`` divides each text by its own
+whitespace words instead (meaningful only for spaced scripts; used when there is no reference).
+"""
+
+from __future__ import annotations
+
+import lzma
+import os
+import time
+from pathlib import Path
+from typing import Any, Callable, Iterable, Optional
+
+from cybpe.pretokenize.pretokenizer import PreTokenizer
+from cybpe.pretokenize.registry import get_pretokenizer, list_pretokenizers
+from cybpe._version import __version__
+from cybpe.errors import InvalidParameterError
+
+METRICS = ("pieces_per_word", "bytes_per_piece", "tokens_per_word", "bytes_per_token", "premium")
+NTREX = Path("corpora") / "eval" / "parallel-ntrex"
+UDHR_SAMPLE = Path("tests") / "data" / "udhr"
+REPO = Path(__file__).resolve().parents[1]
+
+
+# -- inputs ------------------------------------------------------------------------------------
+def shared_dir(cwd: Optional[Path] = None) -> Optional[Path]:
+    """``$CYBPE_SHARED``, else ``../shared`` from the current directory, else next to the repo."""
+    configured = os.environ.get("CYBPE_SHARED")
+    if configured:
+        return Path(configured) if Path(configured).is_dir() else None
+    for candidate in ((cwd or Path.cwd()).parent / "shared", REPO.parent / "shared"):
+        if candidate.is_dir():
+            return candidate
+    return None
+
+
+def default_text_paths(cwd: Optional[Path] = None) -> dict[str, Path]:
+    """NTREX parallel texts from the shared folder, else the bundled UDHR sample, else ``{}``."""
+    shared = shared_dir(cwd)
+    folders = [shared / NTREX] if shared is not None else []
+    folders += [(cwd or Path.cwd()) / UDHR_SAMPLE, REPO / UDHR_SAMPLE]
+    for folder in folders:
+        found = sorted(folder.glob("*.txt"))
+        if found:
+            return {p.stem: p for p in found}
+    return {}
+
+
+def read_text(path: Path) -> str:
+    """A whole UTF-8 file, line endings untouched."""
+    return Path(path).read_bytes().decode("utf-8")
+
+
+def read_prefix(path: Path, megabytes: float) -> str:
+    """About the first ``megabytes`` MB of characters of a text file (``.xz`` decompressed), cut
+    after the last complete line."""
+    opener = lzma.open if str(path).endswith(".xz") else open
+    with opener(path, "rt", encoding="utf-8", newline="") as f:
+        text = f.read(max(1, int(megabytes * 1_000_000)))
+    cut = text.rfind("\n")
+    return text[: cut + 1] if cut >= 0 else text
+
+
+def default_variants() -> list[str]:
+    """Every registered pre-tokenizer that needs no parameter (so not ``regex``)."""
+    return [i["name"] for i in list_pretokenizers()
+            if i["name"] != "regex" and all(v["default"] is not None for v in i["params"].values())]
+
+
+# -- metrics -----------------------------------------------------------------------------------
+def gini(values: Iterable[float]) -> float:
+    """Gini coefficient: mean absolute difference over all pairs / (2 x mean); 0 = all equal."""
+    xs = [float(v) for v in values]
+    if not xs or sum(xs) == 0:
+        return 0.0
+    total = sum(abs(a - b) for a in xs for b in xs)
+    return total / (2 * len(xs) ** 2 * (sum(xs) / len(xs)))
+
+
+def word_counts(texts: dict[str, str], basis: str, reference: str) -> dict[str, int]:
+    """Words per language under ``basis`` (``"reference"`` or ``"whitespace"``; module docstring)."""
+    if basis == "reference":
+        if reference not in texts:
+            raise InvalidParameterError(f"word basis 'reference' needs the reference language {reference!r} among the texts")
+        n = len(texts[reference].split())
+        return {lang: n for lang in texts}
+    if basis == "whitespace":
+        return {lang: len(text.split()) for lang, text in texts.items()}
+    raise InvalidParameterError(f"word basis must be 'reference' or 'whitespace', not {basis!r}")
+
+
+def count_pieces(pre: PreTokenizer, text: str) -> int:
+    """Pre-tokenization pieces of ``text`` on the path ``encode`` uses."""
+    if pre.uses_scanner and pre.refine is None:
+        return int(pre.scanner.split_utf8(text.encode("utf-8")).shape[0])
+    return len(pre.split_spans(text))
+
+
+def _sample(texts: dict[str, str], megabytes: float) -> str:
+    share = max(1, int(megabytes * 1_000_000 / max(1, len(texts))))
+    return "".join(t.encode("utf-8")[:share].decode("utf-8", "ignore") for t in texts.values())
+
+
+def _mb_per_s(fn: Callable[[], object], n_bytes: int, min_seconds: float) -> float:
+    runs, started = 0, time.perf_counter()
+    while True:
+        fn()
+        runs += 1
+        elapsed = time.perf_counter() - started
+        if elapsed >= min_seconds:
+            return n_bytes * runs / elapsed / 1e6
+
+
+def split_throughput(pre: PreTokenizer, sample: str, min_seconds: float = 0.2) -> dict[str, Optional[float]]:
+    """MB/s of the regex path and of the compiled path (None without a scanner) on ``sample``."""
+    data = sample.encode("utf-8")
+    regex_only = pre.with_regex_only()
+    out: dict[str, Optional[float]] = {"regex_mb_s": _mb_per_s(lambda: regex_only.split(sample), len(data), min_seconds)}
+    if pre.scanner is None:
+        out["compiled_mb_s"] = None
+    else:  # a scanner gives final spans (refine included): the path encode and training use
+        out["compiled_mb_s"] = _mb_per_s(lambda: pre.scanner.split_utf8(data), len(data), min_seconds)
+    return out
+
+
+def train_per_variant(corpus: str, variants: list[str], vocab_size: int, *, workers: Optional[int] = None,
+                      step: Callable[[], None] = lambda: None) -> dict[str, Any]:
+    """One tokenizer per variant, all trained on the same ``corpus`` text with ``vocab_size``."""
+    from cybpe._train import train
+
+    out = {}
+    for name in variants:
+        out[name] = train([corpus], vocab_size, name, workers=workers, progress=False)
+        step()
+    return out
+
+
+def build_report(
+    texts: dict[str, str],
+    variants: list[str],
+    tokenizers: Optional[dict[str, Any]] = None,
+    *,
+    reference: str = "en",
+    word_basis: Optional[str] = None,
+    speed_mb: float = 1.0,
+    step: Callable[[], None] = lambda: None,
+    info: Optional[dict[str, Any]] = None,
+) -> dict[str, Any]:
+    """The report as plain data (see the module docstring for every number).
+
+    ``tokenizers`` maps a variant name to the tokenizer whose tokens are counted for it
+    (variants without one get pre-tokenization metrics only). ``step()`` is called once per
+    variant x language and once per throughput measurement (for a progress bar).
+    """
+    if not texts:
+        raise InvalidParameterError("no texts to measure")
+    tokenizers = dict(tokenizers or {})
+    basis = word_basis or ("reference" if reference in texts else "whitespace")
+    words = word_counts(texts, basis, reference)
+    if any(n == 0 for n in words.values()):
+        empty = sorted(lang for lang, n in words.items() if n == 0)
+        raise InvalidParameterError(f"no words in the text of {', '.join(empty)}")
+    n_bytes = {lang: len(t.encode("utf-8")) for lang, t in texts.items()}
+    sample = _sample(texts, speed_mb)
+    results: dict[str, dict[str, dict[str, Any]]] = {}
+    summary: dict[str, dict[str, Any]] = {}
+    for name in variants:
+        tok = tokenizers.get(name)
+        pre = tok.pretokenizer if tok is not None else get_pretokenizer(name)
+        rows = {}
+        for lang, text in texts.items():
+            pieces = count_pieces(pre, text)
+            row: dict[str, Any] = {"pieces": pieces, "pieces_per_word": pieces / words[lang],
+                                   "bytes_per_piece": n_bytes[lang] / pieces if pieces else None,
+                                   "tokens": None, "tokens_per_word": None, "bytes_per_token": None,
+                                   "premium": None}
+            if tok is not None:
+                n = tok.count(text)
+                row.update(tokens=n, tokens_per_word=n / words[lang],
+                           bytes_per_token=n_bytes[lang] / n if n else None)
+            rows[lang] = row
+            step()
+        if tok is not None and reference in rows and rows[reference]["tokens"]:
+            for row in rows.values():
+                row["premium"] = row["tokens"] / rows[reference]["tokens"]
+        results[name] = rows
+        speed = split_throughput(pre, sample)
+        step()
+        has_tokens = tok is not None
+        summary[name] = {
+            "tokenizer": getattr(tok, "name", None),
+            "gini": gini(r["tokens_per_word"] for r in rows.values()) if has_tokens else None,
+            "gini_pieces": gini(r["pieces_per_word"] for r in rows.values()),
+            "mean_premium": (sum(r["premium"] for r in rows.values()) / len(rows)
+                             if has_tokens and rows[next(iter(rows))]["premium"] is not None else None),
+            **speed,
+        }
+    return {
+        "cybpe_version": __version__,
+        "reference": reference,
+        "word_basis": basis,
+        "languages": list(texts),
+        "variants": list(variants),
+        "texts": {lang: {"bytes": n_bytes[lang], "words": words[lang], "lines": texts[lang].count("\n")}
+                  for lang in texts},
+        "speed_sample_bytes": len(sample.encode("utf-8")),
+        **(info or {}),
+        "results": results,
+        "summary": summary,
+    }
+
+
+# -- output ------------------------------------------------------------------------------------
+def available_metrics(report: dict[str, Any]) -> list[str]:
+    """The metrics that have a value for at least one variant."""
+    found = []
+    for metric in METRICS:
+        if any(row[metric] is not None for rows in report["results"].values() for row in rows.values()):
+            found.append(metric)
+    return found
+
+
+def _fmt(value: Any, digits: int = 2) -> str:
+    if value is None:
+        return "–"
+    if isinstance(value, float):
+        return f"{value:,.{digits}f}"
+    return str(value)
+
+
+def _table(header: list[str], rows: list[list[str]], markdown: bool, numeric: bool = True) -> str:
+    """A plain-text or markdown table; columns after the first are right-aligned when ``numeric``."""
+    right = lambda i: numeric and i > 0  # noqa: E731
+    if markdown:
+        lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---:" if right(i) else "---" for i in range(len(header))) + "|"]
+        lines += ["| " + " | ".join(r) + " |" for r in rows]
+        return "\n".join(lines)
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(header)]
+    fmt = lambda r: "  ".join(c.rjust(w) if right(i) else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths))).rstrip()  # noqa: E731
+    return "\n".join([fmt(header), "  ".join("-" * w for w in widths)] + [fmt(r) for r in rows])
+
+
+def metric_table(report: dict[str, Any], metric: str, markdown: bool = False) -> str:
+    """Languages down, variants across, one metric."""
+    if metric not in METRICS:
+        raise InvalidParameterError(f"unknown metric {metric!r}; metrics: {', '.join(METRICS)}")
+    header = ["lang"] + report["variants"]
+    rows = [[lang] + [_fmt(report["results"][v][lang][metric]) for v in report["variants"]]
+            for lang in report["languages"]]
+    return _table(header, rows, markdown)
+
+
+def summary_table(report: dict[str, Any], markdown: bool = False) -> str:
+    """Variants down: Gini of token and piece cost, mean premium, split MB/s regex vs compiled."""
+    header = ["variant", "gini tokens", "gini pieces", "mean premium", "regex MB/s", "compiled MB/s", "speedup"]
+    rows = []
+    for name in report["variants"]:
+        s = report["summary"][name]
+        ratio = s["compiled_mb_s"] / s["regex_mb_s"] if s["compiled_mb_s"] and s["regex_mb_s"] else None
+        rows.append([name, _fmt(s["gini"], 3), _fmt(s["gini_pieces"], 3), _fmt(s["mean_premium"]),
+                     _fmt(s["regex_mb_s"], 1), _fmt(s["compiled_mb_s"], 1),
+                     f"{ratio:.0f}x" if ratio else "–"])
+    return _table(header, rows, markdown)
+
+
+def render(report: dict[str, Any], metrics: Optional[list[str]] = None, markdown: bool = False) -> str:
+    """The tables for ``metrics`` (default: pieces/word, tokens/word and premium when present)."""
+    if not metrics:
+        present = available_metrics(report)
+        metrics = [m for m in ("pieces_per_word", "tokens_per_word", "premium") if m in present]
+    parts = []
+    per_word = "per English word" if report["word_basis"] == "reference" else "per whitespace word"
+    for metric in metrics:
+        title = metric.replace("_", " ").replace("per word", per_word)
+        parts.append((f"**{title}**" if markdown else title) + "\n\n" + metric_table(report, metric, markdown))
+    parts.append(("**per variant**" if markdown else "per variant") + "\n\n" + summary_table(report, markdown))
+    return "\n\n".join(parts) + "\n"
+
+
+def plot(report: dict[str, Any], metric: str, path: os.PathLike) -> None:
+    """Grouped bars: one group per language, one bar per variant. Needs matplotlib."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    langs = report["languages"]
+    variants = [v for v in report["variants"] if any(r[metric] is not None for r in report["results"][v].values())]
+    width = 0.8 / max(1, len(variants))
+    fig, ax = plt.subplots(figsize=(min(18.0, max(8.0, 0.6 * len(langs) + 2)), 4.5))
+    for k, name in enumerate(variants):
+        values = [report["results"][name][lang][metric] or 0 for lang in langs]
+        ax.bar([i + k * width for i in range(len(langs))], values, width, label=name)
+    ax.set_xticks([i + (len(variants) - 1) * width / 2 for i in range(len(langs))], langs, rotation=60)
+    per_word = "per English word" if report["word_basis"] == "reference" else "per whitespace word"
+    ax.set_ylabel(metric.replace("_", " ").replace("per word", per_word))
+    ax.legend(fontsize="small", ncols=min(4, len(variants)))
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)

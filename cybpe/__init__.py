@@ -11,6 +11,7 @@ from cybpe.pretokenize.registry import get_pretokenizer as get_pretokenizer
 from cybpe.pretokenize.registry import list_pretokenizers as list_pretokenizers
 from cybpe.pretokenize.registry import register_plugin as register_plugin
 from cybpe.pretokenize.registry import unregister_plugin as unregister_plugin
+from cybpe.pretokenize.regex_spans import set_regex_timeout as set_regex_timeout
 from cybpe._tokenizer import StreamDecoder as StreamDecoder
 from cybpe._tokenizer import Tokenizer as Tokenizer
 from cybpe._train import train as train

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 import os
 import unicodedata
 from concurrent.futures import ThreadPoolExecutor
@@ -20,10 +21,47 @@ from cybpe.formats.vocab import Vocab
 from cybpe.encode import budgets
 from cybpe.encode.budgets import TextChunk, check_budget
 from cybpe.encode.spans import EMPTY_SPANS, map_through, ordinary_spans, surrogate_alignment
-from cybpe.errors import DisallowedSpecialTokenError, EncodingError, InvalidParameterError, InvalidTokenError
+from cybpe.errors import (
+    CybpeError,
+    DisallowedSpecialTokenError,
+    EncodingError,
+    FormatError,
+    InvalidParameterError,
+    InvalidTokenError,
+    ParameterTypeError,
+    describe,
+)
 
 PathLike = Union[str, os.PathLike]
 SpecialSet = Union[Literal["all"], AbstractSet[str], Collection[str]]
+#: Version of the pickled state (``__getstate__``); states without one are version 0.
+STATE_VERSION = 1
+
+
+def _exact_str(text: Any, caller: str) -> str:
+    """``text`` as an exact ``str`` (a subclass's own code points, read by the C API: its
+    Python-level methods such as ``encode`` are never called); EncodingError for a non-str."""
+    if isinstance(text, str):
+        return str.__str__(text)
+    raise EncodingError(f"{caller}() takes a str, not {type(text).__name__}")
+
+
+def _thread_count(num_threads: Any) -> int:
+    if isinstance(num_threads, bool) or not isinstance(num_threads, int):
+        raise ParameterTypeError(f"num_threads must be an int, not {type(num_threads).__name__}")
+    return num_threads
+
+
+def _text_list(texts: Any, caller: str) -> list:
+    if isinstance(texts, (str, bytes, bytearray)):
+        raise ParameterTypeError(
+            f"{caller}() takes a sequence of str, not a single {type(texts).__name__} "
+            "(wrap one text in a list)")
+    try:
+        return list(texts)
+    except TypeError:
+        raise ParameterTypeError(
+            f"{caller}() takes a sequence of str, not {type(texts).__name__}") from None
 
 
 class Tokenizer:
@@ -44,9 +82,15 @@ class Tokenizer:
         normalizer: Optional[str] = None,
         source: str = "vocabulary",
     ) -> None:
+        if not isinstance(vocab, Vocab):
+            raise ParameterTypeError(f"vocab must be a cybpe.Vocab, not {type(vocab).__name__}")
         vocab.validate(source)  # ``source`` names the file in errors when a loader calls this
-        if normalizer not in (None, "NFC"):
-            raise InvalidParameterError(f"normalizer must be None or 'NFC', not {normalizer!r}")
+        if not (normalizer is None or (isinstance(normalizer, str) and normalizer == "NFC")):
+            raise InvalidParameterError(f"normalizer must be None or 'NFC', not {describe(normalizer)}")
+        if name is not None and not isinstance(name, str):
+            raise ParameterTypeError(f"name must be a str or None, not {type(name).__name__}")
+        if metadata is not None and not isinstance(metadata, dict):
+            raise ParameterTypeError(f"metadata must be a dict or None, not {type(metadata).__name__}")
         self.normalizer = normalizer
         self.vocab = vocab
         self.pretokenizer = get_pretokenizer(pretokenizer)
@@ -86,8 +130,8 @@ class Tokenizer:
 
     # -- encoding ----------------------------------------------------------------------------
     def _encode_ordinary_array(self, text: str) -> np.ndarray:
-        if not isinstance(text, str):
-            raise EncodingError(f"encode() takes a str, not {type(text).__name__}")
+        if type(text) is not str:
+            text = _exact_str(text, "encode")
         if self.normalizer is not None:
             text = unicodedata.normalize(self.normalizer, clean_surrogates(text))
         pre = self.pretokenizer
@@ -109,14 +153,17 @@ class Tokenizer:
         return self._encoder.ids_list(self._encode_ordinary_array(text))
 
     def _allowed(self, allowed_special: SpecialSet, disallowed_special: SpecialSet) -> tuple[set[str], set[str]]:
-        allowed = self.special_tokens_set if allowed_special == "all" else set(allowed_special)
+        if type(allowed_special) is str and allowed_special == "all":
+            allowed = self.special_tokens_set
+        else:
+            allowed = _special_set(allowed_special, "allowed_special")
         unknown = allowed - self.special_tokens_set
         if unknown:
             raise InvalidTokenError(f"allowed_special names tokens that are not special tokens: {sorted(unknown)}")
-        if disallowed_special == "all":
+        if type(disallowed_special) is str and disallowed_special == "all":
             disallowed = self.special_tokens_set - allowed
         else:
-            disallowed = set(disallowed_special)
+            disallowed = _special_set(disallowed_special, "disallowed_special")
         return allowed, disallowed
 
     def _splitter(self, specials: set[str]) -> SpecialTokenSplitter:
@@ -142,8 +189,8 @@ class Tokenizer:
         return allowed
 
     def _encode_array(self, text: str, allowed_special: SpecialSet, disallowed_special: SpecialSet) -> np.ndarray:
-        if not isinstance(text, str):
-            raise EncodingError(f"encode() takes a str, not {type(text).__name__}")
+        if type(text) is not str:
+            text = _exact_str(text, "encode")
         allowed = self._checked_specials(text, allowed_special, disallowed_special)
         if not allowed:
             return self._encode_ordinary_array(text)
@@ -184,8 +231,8 @@ class Tokenizer:
         if limit is None:
             return int(self._encode_ordinary_array(text).shape[0])
         limit = check_budget(limit, "limit")
-        if not isinstance(text, str):
-            raise EncodingError(f"encode() takes a str, not {type(text).__name__}")
+        if type(text) is not str:
+            text = _exact_str(text, "count")
         ids, _ = ordinary_spans(self._encoder, self.pretokenizer, self.normalizer, text, limit, False)
         return min(int(ids.shape[0]), limit + 1)
 
@@ -193,8 +240,8 @@ class Tokenizer:
     def _spans(self, text: str, allowed_special: SpecialSet, disallowed_special: SpecialSet,
                limit: int = -1, offsets: bool = True) -> tuple[np.ndarray, Optional[np.ndarray]]:
         """(ids, character spans) with special tokens; past ``limit`` ids (when >= 0) it stops."""
-        if not isinstance(text, str):
-            raise EncodingError(f"encode() takes a str, not {type(text).__name__}")
+        if type(text) is not str:
+            text = _exact_str(text, "encode")
         allowed = self._checked_specials(text, allowed_special, disallowed_special)
         if not allowed:
             return ordinary_spans(self._encoder, self.pretokenizer, self.normalizer, text, limit, offsets)
@@ -332,11 +379,15 @@ class Tokenizer:
                      allowed_special: SpecialSet = frozenset(),
                      disallowed_special: SpecialSet = "all") -> list[list[int]]:
         """Encode many texts on ``num_threads`` threads (the core releases the GIL)."""
+        texts = _text_list(texts, "encode_batch")
+        self._allowed(allowed_special, disallowed_special)  # bad arguments fail here, not in a thread
+
         def one(text: str) -> list[int]:
             return self.encode(text, allowed_special=allowed_special, disallowed_special=disallowed_special)
         return self._map(one, texts, num_threads)
 
     def encode_ordinary_batch(self, texts: Sequence[str], *, num_threads: int = 8) -> list[list[int]]:
+        texts = _text_list(texts, "encode_ordinary_batch")
         pre = self.pretokenizer
         if pre.uses_scanner and isinstance(pre.scanner, BaseScanner) and self.normalizer is None:
             # Each thread encodes its whole slice in one GIL-free pass.
@@ -353,6 +404,7 @@ class Tokenizer:
     def _map_slices(fn, texts: Sequence[str], num_threads: int) -> list:
         """fn over interleaved slices of texts (one per thread), results back in text order."""
         texts = list(texts)
+        num_threads = _thread_count(num_threads)
         if num_threads <= 1 or len(texts) <= 1:
             return fn(texts)
         # Interleaved slices, one task per thread: per-text futures cost more than a short
@@ -370,7 +422,13 @@ class Tokenizer:
         if isinstance(token, str):
             if token in self.vocab.special_tokens:
                 return self.vocab.special_tokens[token]
-            token = token.encode("utf-8")
+            try:
+                token = str.encode(token, "utf-8")
+            except UnicodeEncodeError:
+                raise InvalidTokenError(f"{token!r} has a lone surrogate: not a token") from None
+        elif not isinstance(token, (bytes, bytearray, memoryview)):
+            raise ParameterTypeError(
+                f"encode_single_token() takes bytes or str, not {type(token).__name__}")
         found = self._encoder.token_id(token)
         if found < 0:
             raise InvalidTokenError(f"{token!r} is not a token of this vocabulary")
@@ -379,20 +437,31 @@ class Tokenizer:
     # -- decoding ----------------------------------------------------------------------------
     def decode_bytes(self, ids: Iterable[int]) -> bytes:
         """The bytes of the ids; an unknown id raises :class:`InvalidTokenError` naming it."""
-        return self._encoder.decode_bytes(ids)
+        try:
+            return self._encoder.decode_bytes(ids)
+        except (TypeError, ValueError, OverflowError) as exc:
+            if isinstance(exc, CybpeError):
+                raise
+            raise InvalidTokenError(f"ids must be a flat sequence of integer token ids ({exc})") from None
 
     def decode(self, ids: Iterable[int], errors: str = "replace") -> str:
         """The text of the ids (invalid UTF-8 handled by ``errors``, as ``bytes.decode``)."""
-        return self.decode_bytes(ids).decode("utf-8", errors)
+        try:
+            return self.decode_bytes(ids).decode("utf-8", errors)
+        except (LookupError, TypeError, UnicodeError) as exc:
+            raise InvalidParameterError(f"errors={describe(errors)} is not an error handler ({exc})") from None
 
     def decode_single_token_bytes(self, token_id: int) -> bytes:
-        return self._encoder.token_bytes(int(token_id))
+        """The bytes of one id (an integer: ``5.7`` is an :class:`InvalidTokenError`, not 5)."""
+        return self._encoder.token_bytes(token_id)
 
     def decode_tokens_bytes(self, ids: Iterable[int]) -> list[bytes]:
-        return [self._encoder.token_bytes(int(i)) for i in ids]
+        if isinstance(ids, (str, bytes)) or not hasattr(ids, "__iter__"):
+            raise InvalidTokenError(f"ids must be a sequence of integer token ids, not {type(ids).__name__}")
+        return [self._encoder.token_bytes(i) for i in ids]
 
     def token_bytes(self, token_id: int) -> bytes:
-        return self._encoder.token_bytes(int(token_id))
+        return self._encoder.token_bytes(token_id)
 
     def stream_decoder(self, errors: str = "replace") -> "StreamDecoder":
         """A decoder fed ids piece by piece that holds back incomplete UTF-8 between calls."""
@@ -415,12 +484,28 @@ class Tokenizer:
 
     # -- persistence ---------------------------------------------------------------------------
     def __getstate__(self) -> dict[str, Any]:
-        return {"vocab": self.vocab, "pretokenizer": self.pretokenizer.spec(), "name": self.name,
+        return {"state_version": STATE_VERSION, "vocab": self.vocab,
+                "pretokenizer": self.pretokenizer.spec(), "name": self.name,
                 "metadata": self.metadata, "normalizer": self.normalizer}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__init__(state["vocab"], PreTokenizer.from_spec(state["pretokenizer"]),  # type: ignore[misc]
-                      name=state["name"], metadata=state["metadata"], normalizer=state["normalizer"])
+        """Version 0 (no ``state_version``) and 1; a newer or damaged state is a FormatError."""
+        version = state.get("state_version", 0) if isinstance(state, dict) else None
+        if not isinstance(version, int) or version > STATE_VERSION:
+            raise FormatError(f"Tokenizer state version {version!r}: this cybpe reads versions "
+                              f"0..{STATE_VERSION} (pickled by a newer cybpe?)")
+        try:
+            vocab, spec = state["vocab"], state["pretokenizer"]
+        except KeyError as exc:
+            raise FormatError(f"Tokenizer state has no {exc.args[0]!r}") from None
+        if not isinstance(spec, dict):
+            raise FormatError("Tokenizer state: the pre-tokenizer spec is not a dict")
+        try:
+            self.__init__(vocab, PreTokenizer.from_spec(spec),  # type: ignore[misc]
+                          name=state.get("name"), metadata=state.get("metadata"),
+                          normalizer=state.get("normalizer"))
+        except InvalidParameterError as exc:
+            raise FormatError(f"Tokenizer state: {exc}") from None
 
     def __eq__(self, other: object) -> bool:
         return (isinstance(other, Tokenizer) and self.vocab == other.vocab
@@ -452,7 +537,15 @@ class Tokenizer:
         from cybpe.formats.tiktoken import load_tiktoken
         from cybpe.formats.known import KNOWN_ENCODINGS
 
-        name = name or os.path.basename(os.fspath(path)).split(".")[0]
+        if name is not None and not isinstance(name, str):
+            raise ParameterTypeError(f"name must be a str or None, not {type(name).__name__}")
+        from cybpe.io.atomic import checked_path
+
+        path = checked_path(path)
+        if special_tokens is not None and not isinstance(special_tokens, dict):
+            raise ParameterTypeError(
+                f"special_tokens must be a dict of str to id, not {type(special_tokens).__name__}")
+        name = name or os.path.basename(path).split(".")[0]
         known = KNOWN_ENCODINGS.get(name)
         if pretokenizer is None:
             if known is None:
@@ -464,7 +557,7 @@ class Tokenizer:
             special_tokens = dict(known["special_tokens"]) if known else {}
         vocab = load_tiktoken(path)
         vocab.special_tokens = dict(special_tokens)
-        return cls(vocab, pretokenizer, name=name, source=os.fspath(path))
+        return cls(vocab, pretokenizer, name=name, source=path)
 
     def to_tiktoken(self, path: PathLike) -> None:
         """Write the ordinary ranks as ``.tiktoken`` (special tokens are not part of that format).
@@ -525,18 +618,48 @@ class Tokenizer:
         save_gpt2(encoder_json, vocab_bpe, self.vocab, merges)
 
 
+def _special_set(value: Any, argument: str) -> set[str]:
+    """allowed_special / disallowed_special as a set of str (a bare str other than "all", None
+    or a non-collection is a ParameterTypeError, never read as its characters)."""
+    if type(value) is frozenset or type(value) is set:
+        items = set(value)
+    elif isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
+        raise ParameterTypeError(
+            f"{argument} must be 'all' or a collection of special-token strings, not {describe(value)}")
+    else:
+        try:
+            items = set(value)
+        except TypeError:
+            raise ParameterTypeError(f"{argument}: the special tokens must be str") from None
+    for item in items:
+        if type(item) is not str and not isinstance(item, str):
+            raise ParameterTypeError(f"{argument}: {describe(item)} is not a str")
+    return items
+
+
 class StreamDecoder:
-    """Decodes ids as they arrive; incomplete UTF-8 sequences wait for the next call."""
+    """Decodes ids as they arrive; incomplete UTF-8 sequences wait for the next call.
+
+    Thread safety: none. It holds the bytes of an incomplete character between calls, so one
+    instance serves one stream in one thread at a time (make one per stream)."""
 
     def __init__(self, tokenizer: Tokenizer, errors: str = "replace") -> None:
         import codecs
 
+        if not isinstance(tokenizer, Tokenizer):
+            raise ParameterTypeError(f"StreamDecoder takes a Tokenizer, not {type(tokenizer).__name__}")
+        if not isinstance(errors, str):
+            raise ParameterTypeError(f"errors must be a str, not {type(errors).__name__}")
+        try:
+            codecs.lookup_error(errors)
+        except (LookupError, UnicodeError):
+            raise InvalidParameterError(f"errors={describe(errors)} is not an error handler") from None
         self._tokenizer = tokenizer
         self._decoder = codecs.getincrementaldecoder("utf-8")(errors)
 
     def feed(self, ids: Union[int, Iterable[int]]) -> str:
         if isinstance(ids, (int, np.integer)):
-            ids = [int(ids)]
+            ids = [ids]
         return self._decoder.decode(self._tokenizer.decode_bytes(ids))
 
     def flush(self) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import os
 import sys
 import time
@@ -18,7 +19,18 @@ from cybpe.training.progress import Progress
 from cybpe._tokenizer import Tokenizer
 from cybpe.training.trainer import train_merges
 from cybpe.formats.vocab import Vocab
-from cybpe.errors import InvalidParameterError, TrainingError
+from cybpe.pretokenize.specials import checked_special_tokens
+from cybpe.errors import InvalidParameterError, ParameterTypeError, TrainingError, describe
+
+TIE_BREAKS = ("ids", "huggingface")
+
+
+def _check_int(name: str, value: Any, *, allow_none: bool = False) -> None:
+    if value is None and allow_none:
+        return
+    if isinstance(value, bool) or not isinstance(value, int):
+        kind = "an int or None" if allow_none else "an int"
+        raise ParameterTypeError(f"train(): {name} must be {kind}, not {type(value).__name__}")
 
 Corpus = Union[ChunkCounts, Iterable[Union[str, os.PathLike]]]
 
@@ -91,6 +103,25 @@ def train(
                                progress=progress, errors=errors,
                                pretokenizer_params=pretokenizer_params,
                                max_token_length=max_token_length)
+    _check_int("vocab_size", vocab_size)
+    _check_int("min_frequency", min_frequency)
+    _check_int("workers", workers, allow_none=True)
+    if workers is not None and workers < 1:
+        raise InvalidParameterError(f"train(): workers must be >= 1 (or None), not {workers}")
+    if not isinstance(tie_break, str) or tie_break not in TIE_BREAKS:
+        raise InvalidParameterError(
+            f"train(): tie_break must be one of {TIE_BREAKS}, not {describe(tie_break)}")
+    if progress is not None and not isinstance(progress, bool):
+        raise ParameterTypeError(f"train(): progress must be True, False or None, not {describe(progress)}")
+    if not isinstance(errors, str):
+        raise ParameterTypeError(f"train(): errors must be a str, not {type(errors).__name__}")
+    try:
+        codecs.lookup_error(errors)
+    except (LookupError, UnicodeError):
+        raise InvalidParameterError(f"train(): errors={describe(errors)} is not an error handler") from None
+    if pretokenizer_params is not None and not isinstance(pretokenizer_params, dict):
+        raise ParameterTypeError(
+            f"train(): pretokenizer_params must be a dict, not {type(pretokenizer_params).__name__}")
     if base is not None and not isinstance(base, Tokenizer):
         raise InvalidParameterError(f"base must be a Tokenizer, not {type(base).__name__}")
     if base is not None and base.normalizer is not None:
@@ -99,9 +130,7 @@ def train(
     if pretokenizer is None:
         pretokenizer = base.pretokenizer if base is not None else "cl100k"
     base_specials = [] if base is None else sorted(base.special_tokens, key=base.special_tokens.get)
-    specials = list(dict.fromkeys([*base_specials, *special_tokens]))
-    if any(not isinstance(s, str) or not s for s in specials):
-        raise InvalidParameterError("special tokens must be non-empty strings")
+    specials = list(dict.fromkeys([*base_specials, *checked_special_tokens(special_tokens)]))
     n_kept = 256 if base is None else len(base.vocab.tokens)
     if not isinstance(vocab_size, int) or vocab_size < n_kept + len(specials):
         kept = "256 bytes" if base is None else f"the base's {n_kept} tokens"
@@ -127,8 +156,8 @@ def train(
             )
     else:
         counts = ChunkCounts(pretokenizer, specials, **(pretokenizer_params or {}))
-        if isinstance(corpus, (str, bytes)):
-            raise InvalidParameterError(
+        if isinstance(corpus, (str, bytes)) or not hasattr(corpus, "__iter__"):
+            raise ParameterTypeError(
                 "corpus must be an iterable of texts or paths, or ChunkCounts, not a single "
                 f"{type(corpus).__name__} (wrap one text in a list; cybpe.files(...) makes paths)"
             )
@@ -201,7 +230,7 @@ def _train_superbpe(corpus: Corpus, vocab_size: int, pretokenizer: Union[str, Pr
     if not isinstance(superword_from, int) or not 256 <= superword_from <= vocab_size:
         raise InvalidParameterError(
             f"superword_from must be an int in [256, vocab_size={vocab_size}]; got {superword_from!r}")
-    specials = list(dict.fromkeys(special_tokens))
+    specials = checked_special_tokens(special_tokens)
     veto, veto_name = resolve_veto(merge_veto)
     pretokenizer_params = options.pop("pretokenizer_params")
     base = options.pop("base")  # stage 1 may itself extend a tokenizer

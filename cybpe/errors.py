@@ -1,4 +1,14 @@
-"""Typed errors. Every error cybpe raises on bad input derives from :class:`CybpeError`."""
+"""Typed errors. Every error cybpe raises on bad input derives from :class:`CybpeError`.
+
+Where Python has a matching built-in exception, the typed error subclasses it too, so existing
+``except`` clauses keep working: ``UnknownPreTokenizerError`` is a ``KeyError``;
+``InvalidParameterError`` and its kin (``TrainingError``, ``CorpusError``, ``FormatError``,
+``DisallowedSpecialTokenError``, ``InvalidTokenError``, ``EncodingError``) are ``ValueError``;
+``ParameterTypeError`` is a ``ValueError`` and a ``TypeError``; ``TooLargeError`` a ``ValueError``
+and an ``OverflowError``; ``ConcurrentUseError`` a ``RuntimeError``; ``PatternTimeoutError`` a
+``TimeoutError``; ``SaveError`` an ``OSError``. ``DuplicatePreTokenizerError`` and
+``PluginError`` are only ``CybpeError``.
+"""
 
 from __future__ import annotations
 
@@ -69,3 +79,44 @@ class ExportError(CybpeError, ValueError):
     The message names the construct (a pattern feature, a pre-tokenizer's post-processing, the
     vocabulary's merge semantics) that cannot be carried over. Nothing is written.
     """
+
+
+class ParameterTypeError(InvalidParameterError, TypeError):
+    """An argument has the wrong type (a float where an id is expected, a bare string where a
+    collection is expected...). Both an :class:`InvalidParameterError` (so a ``ValueError``) and
+    a ``TypeError``, so that either ``except`` clause catches it."""
+
+
+class ConcurrentUseError(CybpeError, RuntimeError):
+    """An object that takes one writer at a time was written from two threads at once (two
+    ``ChunkCounts.update`` calls, for instance), or re-entered from inside one of its own calls.
+    Subclasses ``RuntimeError``."""
+
+
+class PatternTimeoutError(CybpeError, TimeoutError):
+    """The ``regex`` module ran past its time bound while splitting with a pattern (catastrophic
+    backtracking such as ``(a+)+$``). The message names the pattern and the position where the
+    search was; the bound is set with :func:`cybpe.set_regex_timeout`. Subclasses
+    ``TimeoutError``."""
+
+
+class SaveError(CybpeError, OSError):
+    """A file cannot be written: the destination is not a regular file (a directory, a device),
+    its folder is missing or not writable... The message names the destination (never the
+    temporary file). Subclasses ``OSError``."""
+
+
+def describe(value: object, limit: int = 80) -> str:
+    """A short ``repr`` of ``value`` for an error message, safe on anything (a deeply nested
+    list, an object whose ``__repr__`` raises): never raises, at most ``limit`` characters."""
+    try:
+        text = repr(value)
+    except Exception:  # noqa: BLE001 - RecursionError, a broken __repr__...
+        text = f"<{type(value).__name__} object>"
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+class TooLargeError(InvalidParameterError, OverflowError):
+    """A number does not fit where it goes: a count past ``2**63 - 1``, more distinct chunks
+    than the table numbers... Both an :class:`InvalidParameterError` (``ValueError``) and an
+    ``OverflowError``."""

@@ -26,7 +26,20 @@ PROJECT_NAME = "cybpe"
 ENTRY_POINT_GROUP = "cybpe.pretokenizers"
 
 hookspec = pluggy.HookspecMarker(PROJECT_NAME)
-hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
+
+
+class _HookimplMarker(pluggy.HookimplMarker):
+    """pluggy's marker, refusing (with a cybpe error) what is not a function."""
+
+    def __call__(self, function=None, **options):  # type: ignore[no-untyped-def,override]
+        if function is not None and not callable(function):
+            from cybpe.errors import ParameterTypeError
+
+            raise ParameterTypeError(f"@hookimpl marks a function, not {type(function).__name__}")
+        return super().__call__(function, **options)
+
+
+hookimpl = _HookimplMarker(PROJECT_NAME)
 
 
 @hookspec

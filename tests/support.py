@@ -24,3 +24,19 @@ def shared_path() -> Path | None:
     configured = os.environ.get("CYBPE_SHARED")
     path = Path(configured) if configured else Path(__file__).resolve().parents[2] / "shared"
     return path if path.is_dir() else None
+
+
+def write_every_format(tokenizer, folder, text: str) -> dict[str, str]:
+    """Save ``tokenizer`` in every format cybpe reads (and chunk counts of ``text``) into
+    ``folder``: the paths by kind (native, tiktoken, hf, gpt2-encoder, gpt2-merges, counts)."""
+    import cybpe
+
+    paths = {kind: os.path.join(folder, name) for kind, name in (
+        ("native", "tok.json"), ("tiktoken", "tok.tiktoken"), ("hf", "tokenizer.json"),
+        ("gpt2-encoder", "encoder.json"), ("gpt2-merges", "vocab.bpe"), ("counts", "counts.json"))}
+    tokenizer.save(paths["native"])
+    tokenizer.to_tiktoken(paths["tiktoken"])
+    tokenizer.to_hf(paths["hf"])
+    tokenizer.to_gpt2(paths["gpt2-encoder"], paths["gpt2-merges"])
+    cybpe.ChunkCounts("cl100k", sorted(tokenizer.special_tokens)).update([text]).save(paths["counts"])
+    return paths

@@ -34,7 +34,7 @@ from cybpe.formats.tiktoken import load_tiktoken, save_tiktoken
 from cybpe.formats.oniguruma import from_oniguruma, to_oniguruma
 from cybpe.formats.merges import all_splits_merges, canonical_merges
 from cybpe.formats.vocab import Vocab
-from cybpe.errors import ExportError, FormatError, InvalidParameterError
+from cybpe.errors import ExportError, FormatError, InvalidParameterError, SaveError
 
 SIMPLE_PATTERN = r"""'(?i:[sdmt]|ll|ve|re)| ?\p{L}+| ?\p{N}{1,3}| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
 SAMPLE = (
@@ -740,8 +740,10 @@ def test_failed_save_keeps_old_file_and_leaves_no_temp(tmp_path, monkeypatch, sm
                 patch.setattr(_atomic.os, "fdopen", half_fdopen)
             else:
                 patch.setattr(_atomic.os, failing, boom)
-            with pytest.raises(Boom):
+            with pytest.raises(SaveError) as caught:  # naming the destination, not the temporary file
                 save(target)
+            assert isinstance(caught.value.__cause__, Boom)
+            assert str(caught.value).startswith(str(tmp_path)) and ".cybpe-tmp" not in str(caught.value)
         assert target.read_bytes() == b"old contents", name
         assert sorted(os.listdir(tmp_path)) == before, name
 

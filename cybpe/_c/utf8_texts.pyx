@@ -1,10 +1,12 @@
 """The UTF-8 of a list of texts, read once with the GIL so that a loop over it can run without.
 
 A compact ASCII string lends its own data (it is its UTF-8, no copy); any other string is
-encoded once and the bytes are kept here for as long as the object lives.
+encoded once (by the C API, from its code points: a ``str`` subclass's ``encode`` method is
+never called) and the bytes are kept here for as long as the object lives.
 """
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
+from cpython.unicode cimport PyUnicode_AsUTF8String
 from libc.stdlib cimport free, malloc
 
 
@@ -37,11 +39,11 @@ cdef class Utf8Texts:
                 self.lengths[j] = PyUnicode_GET_LENGTH(text)
                 continue
             try:
-                encoded = text.encode("utf-8")
+                encoded = PyUnicode_AsUTF8String(text)
             except UnicodeEncodeError:
                 if repair is None:
                     raise
-                encoded = repair(text).encode("utf-8")
+                encoded = PyUnicode_AsUTF8String(repair(text))
             self.keep.append(encoded)
             self.starts[j] = <const uint8_t*>PyBytes_AS_STRING(encoded)
             self.lengths[j] = PyBytes_GET_SIZE(encoded)

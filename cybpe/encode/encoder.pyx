@@ -70,7 +70,7 @@ import operator
 
 import numpy as np
 
-from cybpe.errors import EncodingError, FormatError, InvalidParameterError, InvalidTokenError
+from cybpe.errors import EncodingError, FormatError, InvalidParameterError, InvalidTokenError, describe
 
 cdef enum:
     LOOKAHEAD = 16            # pieces whose token-table slots are prefetched together
@@ -706,7 +706,7 @@ cdef class RankEncoder:
         try:
             i = operator.index(token_id)
         except TypeError:
-            raise InvalidTokenError(f"token id {token_id!r} is not an integer") from None
+            raise InvalidTokenError(f"token id {describe(token_id)} is not an integer") from None
         if 0 <= i < self.n_tokens:
             return PyBytes_FromStringAndSize(
                 <char*>self.tables.token_blob + self.tables.token_offsets[i],

@@ -6,9 +6,12 @@
   separated by one space, in rank order.
 
 Which ``encoder.json`` entries are special tokens is not written anywhere, so the loader decides:
-``<|endoftext|>``, any entry that is not a ByteLevel string, and any entry of two or more
-characters that no merge produces (BPE could never output it). The saver refuses vocabularies
-that this rule would read back differently.
+``<|endoftext|>``, any entry that is not a ByteLevel string, and an entry spelled ``<...>`` that
+no merge produces and whose id comes after every ordinary id (an added token). Any other entry
+of two or more characters that no merge produces is a :class:`FormatError`: it is what a
+truncated or mismatched ``vocab.bpe`` looks like (an empty one would otherwise turn 50,000
+tokens into specials). The saver refuses vocabularies that this rule would read back
+differently.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ import json
 import os
 from typing import Optional
 
-from cybpe.io.atomic import PathLike, atomic_write_bytes, atomic_write_text, read_file_bytes, read_json
+from cybpe.io.atomic import PathLike, atomic_write_bytes, atomic_write_text, checked_path, read_file_bytes, read_json
 from cybpe.formats.bytelevel import bytelevel_to_bytes, bytes_to_bytelevel, is_bytelevel
 from cybpe.formats.merges import canonical_merges, resolve_merge
 from cybpe.formats.vocab import Vocab
@@ -58,7 +61,8 @@ def _read_merge_lines(src: str) -> list[tuple[int, str, str]]:
 def load_gpt2(encoder_json_path: PathLike, vocab_bpe_path: PathLike) -> Vocab:
     """Read GPT-2's ``encoder.json`` and ``vocab.bpe`` (``ignore_merges=True``, as tiktoken's
     ``gpt2`` encoding looks whole pieces up first)."""
-    enc_src, bpe_src = os.fspath(encoder_json_path), os.fspath(vocab_bpe_path)
+    enc_src = checked_path(encoder_json_path, "encoder_json")
+    bpe_src = checked_path(vocab_bpe_path, "vocab_bpe")
     encoder = read_json(encoder_json_path)
     if not isinstance(encoder, dict):
         raise FormatError(f"{enc_src}: not a GPT-2 encoder.json (expected an object)")
@@ -69,20 +73,33 @@ def load_gpt2(encoder_json_path: PathLike, vocab_bpe_path: PathLike) -> Vocab:
     produced = {left + right for _, left, right in merge_lines}
     strings: dict[int, str] = {}
     specials: dict[str, int] = {}
+    unmade: dict[str, int] = {}  # ByteLevel entries no merge produces
     for name, tid in encoder.items():
-        if name == ENDOFTEXT or not is_bytelevel(name) or (len(name) > 1 and name not in produced):
+        if name == ENDOFTEXT or not is_bytelevel(name):
             specials[name] = tid
+        elif len(name) > 1 and name not in produced:
+            unmade[name] = tid
         elif tid in strings:
             raise FormatError(f"{enc_src}: entries {strings[tid]!r} and {name!r} share id {tid}")
         else:
             strings[tid] = name
+    top = max(strings, default=-1)
+    for name, tid in sorted(unmade.items(), key=lambda kv: kv[1]):
+        if tid > top and _looks_added(name):
+            specials[name] = tid
+            continue
+        raise FormatError(
+            f"{enc_src}: id {tid}: {name!r} has that id but no merge in {bpe_src} produces it "
+            f"({len(merge_lines)} merges; {len(unmade)} entries are made by none: is {bpe_src} "
+            "truncated or from another vocabulary?)"
+        )
     n = len(strings)
     missing = next((i for i in range(n) if i not in strings), None)
     if missing is not None:
-        unmade = [s for s, i in specials.items() if i == missing and s != ENDOFTEXT]
+        holders = [s for s, i in specials.items() if i == missing and s != ENDOFTEXT]
         why = (
-            f": {unmade[0]!r} has that id but no merge in {bpe_src} produces it"
-            if unmade and is_bytelevel(unmade[0])
+            f": {holders[0]!r} has that id but no merge in {bpe_src} produces it"
+            if holders and is_bytelevel(holders[0])
             else ""
         )
         raise FormatError(
@@ -97,6 +114,11 @@ def load_gpt2(encoder_json_path: PathLike, vocab_bpe_path: PathLike) -> Vocab:
     vocab = Vocab(tokens, merges, specials, True)
     vocab.validate(f"{enc_src} + {bpe_src}")
     return vocab
+
+
+def _looks_added(name: str) -> bool:
+    """Spelled like an added (special) token: ``<...>``, as ``<|endoftext|>`` or ``<pad>``."""
+    return len(name) > 2 and name.startswith("<") and name.endswith(">")
 
 
 def save_gpt2(encoder_json_path: PathLike, vocab_bpe_path: PathLike, vocab: Vocab,
@@ -122,13 +144,20 @@ def save_gpt2(encoder_json_path: PathLike, vocab_bpe_path: PathLike, vocab: Voca
                 "so it would be read back as a special token"
             )
     ordinary = set(strings)
-    for name in vocab.special_tokens:
+    for name, tid in vocab.special_tokens.items():
         # Otherwise the loader sees it as special: it is <|endoftext|>, not ByteLevel, or
-        # (being no ordinary token's string) no merge produces it.
+        # (being no ordinary token's string) no merge produces it, it is spelled <...> and its
+        # id follows the ordinary ids.
         if name in ordinary:
             raise FormatError(
                 f"cannot save as GPT-2 files: special token {name!r} is spelled like the "
                 "ByteLevel string of an ordinary token (encoder.json keys must differ)"
+            )
+        if name != ENDOFTEXT and is_bytelevel(name) and len(name) > 1 and not _looks_added(name):
+            raise FormatError(
+                f"cannot save as GPT-2 files: special token {name!r} would be read back as an "
+                "ordinary token that no merge produces (GPT-2 files mark added tokens only by "
+                "spelling them <...>)"
             )
     encoder = {s: i for i, s in enumerate(strings)}
     encoder.update(sorted(vocab.special_tokens.items(), key=lambda kv: kv[1]))

@@ -22,7 +22,7 @@ import os
 from collections.abc import Collection, Mapping
 from typing import Any, Optional, Union
 
-from cybpe.io.atomic import PathLike, atomic_write_text, read_json
+from cybpe.io.atomic import PathLike, atomic_write_text, checked_path, read_json
 from cybpe.formats.bytelevel import bytelevel_to_bytes, bytes_to_bytelevel
 from cybpe.formats.oniguruma import PatternSyntaxError, from_oniguruma, to_oniguruma
 from cybpe.formats.merges import all_splits_merges, resolve_merge
@@ -162,6 +162,9 @@ def _read_vocab(src: str, vocab: Any, specials: dict[str, int]) -> list[str]:
     """The ByteLevel strings of the ordinary tokens in id order (added tokens set aside)."""
     if not isinstance(vocab, dict):
         raise FormatError(f"{src}: model.vocab is not an object")
+    for s, i in vocab.items():
+        if not isinstance(i, int) or isinstance(i, bool):
+            raise FormatError(f"{src}: model.vocab[{s!r}] is not an integer id")
     special_ids = {i: s for s, i in specials.items()}
     ordinary = len(vocab) - sum(1 for s, i in vocab.items() if i in special_ids)
     strings: list[Optional[str]] = [None] * ordinary
@@ -216,7 +219,7 @@ def load_hf_tokenizer_json(path: PathLike) -> tuple[Vocab, dict[str, Any]]:
     the regex matches, ``Removed`` + ``invert``; False for ``Isolated``).
     Truncation, padding and the post-processor are encode-time options and are ignored.
     """
-    src = os.fspath(path)
+    src = checked_path(path)
     doc = read_json(path)
     if not isinstance(doc, dict) or not isinstance(doc.get("model"), dict):
         raise FormatError(f"{src}: not a Hugging Face tokenizer.json (no 'model' object)")

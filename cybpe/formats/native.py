@@ -27,7 +27,7 @@ import os
 from itertools import chain
 from typing import Any, Optional
 
-from cybpe.io.atomic import PathLike, atomic_write_text, read_json
+from cybpe.io.atomic import PathLike, atomic_write_text, checked_path, read_json
 from cybpe.formats.vocab import Vocab
 from cybpe.errors import FormatError, InvalidParameterError
 
@@ -82,7 +82,7 @@ def _is_int(x: Any) -> bool:
 
 def load_native(path: PathLike) -> tuple[Vocab, dict[str, Any], dict[str, Any]]:
     """Read a file written by :func:`save_native`: ``(vocab, pretokenizer spec, metadata)``."""
-    src = os.fspath(path)
+    src = checked_path(path)
     doc = read_json(path)
     if not isinstance(doc, dict) or doc.get("format") != FORMAT_NAME:
         raise FormatError(f"{src}: not a cybpe tokenizer file (no \"format\": \"{FORMAT_NAME}\")")

@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import binascii
 import os
+from typing import Optional
 
-from cybpe.io.atomic import PathLike, atomic_write_bytes, read_file_bytes
+from cybpe.io.atomic import PathLike, atomic_write_bytes, checked_path, read_file_bytes
 from cybpe.formats.vocab import Vocab
 from cybpe.errors import FormatError
 
@@ -31,8 +32,9 @@ def _body(data: bytes) -> bytes:
     return data.rstrip(b" \t\r\n\x0b\x0c")
 
 
-def _first_bad_line(src: str, lines: list[bytes]) -> FormatError:
-    """The error for the first line that is not ``<base64> <rank>`` with the next rank."""
+def _first_bad_line(src: str, lines: list[bytes]) -> Optional[FormatError]:
+    """The error for the first line that is not ``<base64> <rank>`` with the next rank, or
+    None when every line is well formed."""
     seen: dict[bytes, int] = {}
     for i, line in enumerate(lines):
         where = f"{src}: line {i + 1}"
@@ -56,7 +58,7 @@ def _first_bad_line(src: str, lines: list[bytes]) -> FormatError:
                 f"{where}: token {token!r} already has rank {seen[token]} (line {seen[token] + 1})"
             )
         seen[token] = i
-    return FormatError(f"{src}: not a valid .tiktoken file")  # not reached for a bad file
+    return None
 
 
 def load_tiktoken(path: PathLike) -> Vocab:
@@ -66,7 +68,7 @@ def load_tiktoken(path: PathLike) -> Vocab:
     Trailing blank lines are allowed. The result is rank-only (``merges=None``) and has no
     special tokens: the format does not hold them.
     """
-    src = os.fspath(path)
+    src = checked_path(path)
     body = _body(read_file_bytes(path))
     if not body:
         raise FormatError(f"{src}: empty file, not a .tiktoken vocabulary")
@@ -83,13 +85,14 @@ def load_tiktoken(path: PathLike) -> Vocab:
             raise ValueError
         tokens = [a2b(b64, strict_mode=True) for b64 in fields[0::2]]
     except (ValueError, binascii.Error):
-        raise _first_bad_line(src, body.split(b"\n")) from None
+        located = _first_bad_line(src, body.split(b"\n"))
+        raise (located or FormatError(f"{src}: not a valid .tiktoken file")) from None
     vocab = Vocab(tokens, None, {}, True)
     try:
         vocab.validate(src)
     except FormatError as exc:  # name the line of a duplicate token when there is one
         located = _first_bad_line(src, body.split(b"\n"))
-        raise (located if "line" in str(located) else exc) from None
+        raise (located or exc) from None
     return vocab
 
 

@@ -7,6 +7,10 @@ from typing import Optional
 
 from cybpe.errors import FormatError
 
+#: The largest token id: ids are 32-bit unsigned in encoded arrays, and the top value is kept
+#: free (it marks "no token" in the compiled tables).
+MAX_ID = 2**32 - 2
+
 
 @dataclass
 class Vocab:
@@ -36,6 +40,15 @@ class Vocab:
 
     def validate(self, source: str = "vocabulary") -> None:
         """Raise :class:`FormatError` (naming ``source``) unless the invariants above hold."""
+        if not isinstance(self.tokens, (list, tuple)):
+            raise FormatError(f"{source}: tokens must be a list of bytes, not {type(self.tokens).__name__}")
+        if not isinstance(self.special_tokens, dict):
+            raise FormatError(
+                f"{source}: special_tokens must be a dict of str to id, not "
+                f"{type(self.special_tokens).__name__}")
+        for flag in ("ignore_merges", "encode_by_rank"):
+            if not isinstance(getattr(self, flag), bool):
+                raise FormatError(f"{source}: {flag} must be True or False")
         seen: dict[bytes, int] = {}
         for i, tok in enumerate(self.tokens):
             if not isinstance(tok, bytes) or not tok:
@@ -54,20 +67,40 @@ class Vocab:
         for s, i in self.special_tokens.items():
             if not isinstance(s, str) or not s:
                 raise FormatError(f"{source}: special token {s!r} is not a non-empty string")
-            if not isinstance(i, int) or i < 0 or i < n:
+            try:
+                str.encode(s, "utf-8")
+            except UnicodeEncodeError:
+                raise FormatError(f"{source}: special token {s!r} has a lone surrogate") from None
+            if not isinstance(i, int) or isinstance(i, bool):
+                raise FormatError(f"{source}: special token {s!r} has id {i!r}, not an integer")
+            if i < 0 or i < n:
                 raise FormatError(
                     f"{source}: special token {s!r} has id {i}, which collides with an ordinary id"
+                )
+            if i > MAX_ID:
+                raise FormatError(
+                    f"{source}: special token {s!r} has id {i}; ids are 32-bit (at most {MAX_ID})"
                 )
         if len(set(self.special_tokens.values())) != len(self.special_tokens):
             raise FormatError(f"{source}: two special tokens share an id")
         if self.merges is not None:
-            for k, (a, b) in enumerate(self.merges):
-                if not (0 <= a < n and 0 <= b < n):
-                    raise FormatError(f"{source}: merge {k} ({a}, {b}) names an unknown id")
-                if self.tokens[a] + self.tokens[b] not in seen:
-                    raise FormatError(
-                        f"{source}: merge {k} ({a}, {b}) produces bytes that are not a token"
-                    )
+            if not isinstance(self.merges, (list, tuple)):
+                raise FormatError(f"{source}: merges must be None or a list of (left, right) id pairs")
+            k = -1
+            try:  # (no per-pair type checks: a bad pair fails the unpacking or the indexing)
+                for k, (a, b) in enumerate(self.merges):
+                    if not (0 <= a < n and 0 <= b < n):
+                        raise FormatError(f"{source}: merge {k} ({a}, {b}) names an unknown id")
+                    if self.tokens[a] + self.tokens[b] not in seen:
+                        raise FormatError(
+                            f"{source}: merge {k} ({a}, {b}) produces bytes that are not a token"
+                        )
+            except (TypeError, ValueError) as exc:
+                if isinstance(exc, FormatError):
+                    raise
+                raise FormatError(
+                    f"{source}: merge {k} is not a (left id, right id) pair of integers"
+                ) from None
 
     @property
     def n_vocab(self) -> int:

@@ -5,18 +5,30 @@ Saving: a reader sees either the old file or the complete new one, never a mix.
 The data goes to a temporary file in the target's own directory (so ``os.replace`` is a rename
 within one file system), is flushed and fsynced, and only then renamed over the target. On any
 error the temporary file is removed and the target is left as it was.
+
+* A destination that is a symbolic link is written *through*: the link stays, and the file it
+  points to is replaced (atomically, by a temporary file in that file's folder).
+* A destination that exists and is not a regular file (a directory, a device node, a FIFO) is
+  refused with :class:`~cybpe.errors.SaveError`; so is any failure to write, and the message
+  names the destination, not the temporary file.
+* Temporary files are named ``.<name>.<pid>.<random>.cybpe-tmp``. A save that was killed
+  leaves one behind; the next save to the same destination removes those whose process is gone
+  (and that have not been touched for a minute, in case the folder is shared between machines).
 """
 
 from __future__ import annotations
 
 import contextlib
+import glob
 import json
 import os
-import tempfile
+import secrets
+import stat
 import threading
+import time
 from typing import Any, BinaryIO, Iterator, Union
 
-from cybpe.errors import FormatError
+from cybpe.errors import FormatError, InvalidParameterError, ParameterTypeError, SaveError
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -57,27 +69,116 @@ def _fsync_directory(directory: str) -> None:
         os.close(fd)
 
 
+def checked_path(path: Any, argument: str = "path") -> str:
+    """``path`` (str, bytes or os.PathLike) as a str file name; a wrong type is a
+    :class:`ParameterTypeError`, an empty name or one the file system cannot encode (a NUL, a
+    lone surrogate) an :class:`InvalidParameterError`, each naming ``argument``."""
+    if not isinstance(path, (str, bytes, os.PathLike)):
+        raise ParameterTypeError(f"{argument} must be a str or os.PathLike, not {type(path).__name__}")
+    try:
+        text = os.fspath(path)
+    except TypeError as exc:  # a PathLike whose __fspath__ returns something else
+        raise ParameterTypeError(f"{argument}: {exc}") from None
+    if isinstance(text, bytes):
+        text = os.fsdecode(text)
+    if not text:
+        raise InvalidParameterError(f"{argument} is an empty file name")
+    try:
+        if "\0" in text:
+            raise ValueError("embedded NUL")
+        os.fsencode(text)
+    except (ValueError, UnicodeError):
+        raise InvalidParameterError(f"{argument} {text!r} is not a valid file name") from None
+    return text
+
+
+TEMP_SUFFIX = ".cybpe-tmp"
+#: A temporary file untouched for this long, whose process is gone, is a killed save's.
+STALE_SECONDS = 60.0
+
+
+def _destination(path: PathLike) -> str:
+    """The file to replace: ``path``, or the file a symbolic link at ``path`` resolves to.
+    SaveError when it exists and is not a regular file."""
+    shown = checked_path(path)
+    target = os.path.realpath(shown) if os.path.islink(shown) else shown
+    try:
+        mode = os.stat(target).st_mode
+    except FileNotFoundError:
+        return target
+    except OSError as exc:
+        raise SaveError(f"{shown}: cannot save there: {exc.strerror or exc}") from None
+    if not stat.S_ISREG(mode):
+        kind = "a directory" if stat.S_ISDIR(mode) else "not a regular file"
+        raise SaveError(f"{shown}: cannot save there: it is {kind}")
+    return target
+
+
+def _process_alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # exists (another user's), or cannot tell
+        return True
+    return True
+
+
+def remove_stale_temporaries(target: str) -> None:
+    """Remove the temporary files that killed saves to ``target`` left (best effort)."""
+    directory, name = os.path.split(os.path.abspath(target))
+    now = time.time()
+    for candidate in glob.glob(os.path.join(glob.escape(directory), glob.escape("." + name) + ".*" + TEMP_SUFFIX)):
+        middle = os.path.basename(candidate)[len(name) + 2: -len(TEMP_SUFFIX)]
+        pid_text, _, token = middle.partition(".")
+        if not pid_text.isdigit() or not token:
+            continue
+        try:
+            if now - os.lstat(candidate).st_mtime < STALE_SECONDS or _process_alive(int(pid_text)):
+                continue
+            os.unlink(candidate)
+        except OSError:
+            continue
+
+
+def _open_temporary(target: str) -> tuple[int, str]:
+    directory, name = os.path.split(os.path.abspath(target))
+    while True:
+        tmp = os.path.join(directory, f".{name}.{os.getpid()}.{secrets.token_hex(4)}{TEMP_SUFFIX}")
+        try:
+            return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o600), tmp
+        except FileExistsError:
+            continue
+
+
 @contextlib.contextmanager
 def atomic_writer(path: PathLike) -> Iterator[BinaryIO]:
     """A binary file to write into; on a clean exit it replaces ``path`` atomically, on an
     error it is removed and ``path`` is left as it was (see the module docstring)."""
-    target = os.fspath(path)
+    shown = checked_path(path)
+    target = _destination(shown)
     directory = os.path.dirname(os.path.abspath(target))
-    fd, tmp = tempfile.mkstemp(
-        dir=directory, prefix="." + os.path.basename(target) + ".", suffix=".tmp"
-    )
+    remove_stale_temporaries(target)
+    tmp = None
     try:
+        fd, tmp = _open_temporary(target)
         with os.fdopen(fd, "wb") as handle:
             yield handle
             handle.flush()
             os.fsync(handle.fileno())
         os.chmod(tmp, _target_mode(target))
         os.replace(tmp, target)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+    except BaseException as exc:
+        if tmp is not None:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+        if isinstance(exc, OSError) and not isinstance(exc, SaveError):
+            reason = exc.strerror or str(exc) or type(exc).__name__
+            raise SaveError(f"{shown}: cannot save: {reason}") from exc
         raise
     _fsync_directory(directory)
 
@@ -95,27 +196,31 @@ def atomic_write_text(path: PathLike, text: str, encoding: str = "utf-8") -> Non
 
 def read_file_bytes(path: PathLike) -> bytes:
     """The whole file; a missing or unreadable file is a :class:`FormatError` naming the path."""
+    path = checked_path(path)
     try:
         with open(path, "rb") as handle:
             return handle.read()
-    except OSError as exc:
-        reason = exc.strerror or type(exc).__name__
-        raise FormatError(f"{os.fspath(path)}: cannot read the file: {reason}") from exc
+    except (OSError, ValueError) as exc:  # ValueError: a NUL in the path
+        reason = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+        raise FormatError(f"{path}: cannot read the file: {reason}") from None
 
 
 def read_json(path: PathLike) -> Any:
     """Parse a UTF-8 JSON file; invalid JSON is a :class:`FormatError` with line and column."""
+    path = checked_path(path)
     data = read_file_bytes(path)
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
         raise FormatError(
-            f"{os.fspath(path)}: line {line}: not UTF-8 text (byte offset {exc.start})"
+            f"{path}: line {line}: not UTF-8 text (byte offset {exc.start})"
         ) from None
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise FormatError(
-            f"{os.fspath(path)}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
+            f"{path}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
         ) from None
+    except RecursionError:
+        raise FormatError(f"{path}: JSON nested too deeply to read") from None

@@ -8,8 +8,8 @@ from typing import Any, Callable, Optional, Sequence
 import regex
 
 from cybpe.pretokenize.pattern_scanner import compile_scanner
-from cybpe.pretokenize.regex_spans import Span, regex_spans
-from cybpe.errors import InvalidParameterError
+from cybpe.pretokenize.regex_spans import Span, regex_findall, regex_spans
+from cybpe.errors import InvalidParameterError, ParameterTypeError, describe
 
 Refine = Callable[[str, list[Span]], list[Span]]
 
@@ -53,6 +53,15 @@ class PreTokenizer:
         use_scanner: Optional[bool] = None,
         export_pattern: Optional[str] = None,
     ) -> None:
+        if not isinstance(name, str) or not name:
+            raise ParameterTypeError(f"a pre-tokenizer name must be a non-empty str, not {describe(name)}")
+        if not isinstance(pattern, str) or not pattern:
+            raise ParameterTypeError(f"pre-tokenizer {name!r}: the pattern must be a non-empty str")
+        name, pattern = str.__str__(name), str.__str__(pattern)  # exact str: read the code points
+        if params is not None and not isinstance(params, dict):
+            raise ParameterTypeError(f"pre-tokenizer {name!r}: params must be a dict")
+        if refine is not None and not callable(refine):
+            raise ParameterTypeError(f"pre-tokenizer {name!r}: refine must be a function")
         self.name = name
         self.pattern = pattern
         self.params = dict(params or {})
@@ -69,6 +78,10 @@ class PreTokenizer:
         except regex.error as exc:
             raise InvalidParameterError(
                 f"pre-tokenizer {name!r}: pattern does not compile: {exc}"
+            ) from None
+        except (RecursionError, OverflowError, MemoryError) as exc:  # absurdly nested or sized
+            raise InvalidParameterError(
+                f"pre-tokenizer {name!r}: pattern does not compile: {type(exc).__name__}"
             ) from None
         if scanner is None and refine is None:
             # No hand-written scanner: the pattern itself, compiled, when it allows (else None).
@@ -101,12 +114,18 @@ class PreTokenizer:
     # -- splitting -------------------------------------------------------------------------
     def regex_spans(self, text: str) -> list[Span]:
         """Spans from the regex alone (before ``refine``), gaps filled so the text is covered."""
+        if type(text) is not str:
+            if not isinstance(text, str):
+                raise ParameterTypeError(f"regex_spans() takes a str, not {type(text).__name__}")
+            text = str.__str__(text)
         return regex_spans(self._regex, text)
 
     def split_spans(self, text: str) -> list[Span]:
         """``(start, end)`` code-point offsets of the pieces, in order, covering ``text``."""
         if not isinstance(text, str):
-            raise TypeError(f"split_spans() takes a str, not {type(text).__name__}")
+            raise ParameterTypeError(f"split_spans() takes a str, not {type(text).__name__}")
+        if type(text) is not str:
+            text = str.__str__(text)  # a subclass's own code points, never its methods
         if self.uses_scanner:
             return self.scanner.split_spans(text)  # a scanner gives the final spans, refine included
         spans = self.regex_spans(text)
@@ -117,12 +136,14 @@ class PreTokenizer:
     def split(self, text: str) -> list[str]:
         """The pieces of ``text``; ``"".join(split(text)) == text``."""
         if not isinstance(text, str):
-            raise TypeError(f"split() takes a str, not {type(text).__name__}")
+            raise ParameterTypeError(f"split() takes a str, not {type(text).__name__}")
+        if type(text) is not str:
+            text = str.__str__(text)  # a subclass's own code points, never its methods
         if self.uses_scanner:
             return self.scanner.split(text)
         if self.refine is not None:
             return [text[s:e] for s, e in self.split_spans(text)]
-        pieces = self._regex.findall(text)
+        pieces = regex_findall(self._regex, text)
         # findall never drops text for the built-in patterns; verify cheaply, else take spans.
         if sum(map(len, pieces)) != len(text):
             return [text[s:e] for s, e in self.regex_spans(text)]

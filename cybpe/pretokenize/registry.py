@@ -21,9 +21,12 @@ import pluggy
 from cybpe import hookspecs
 from cybpe.pretokenize.pretokenizer import PreTokenizer, Refine, check_param_values
 from cybpe.errors import (
+    CybpeError,
     DuplicatePreTokenizerError,
+    FormatError,
     InvalidParameterError,
     MissingPluginError,
+    ParameterTypeError,
     PluginError,
     UnknownPreTokenizerError,
 )
@@ -61,7 +64,10 @@ class PreTokenizerEntry:
     version: Optional[str]
 
     def build(self, **given: Any) -> PreTokenizer:
-        values = check_param_values(self.name, self.params, given)
+        try:
+            values = check_param_values(self.name, self.params, given)
+        except TypeError as exc:  # an unhashable value compared with a set of choices
+            raise ParameterTypeError(f"pre-tokenizer {self.name!r}: {exc}") from None
         if callable(self.pattern):
             try:
                 pattern = self.pattern(**values)
@@ -69,7 +75,14 @@ class PreTokenizerEntry:
                 raise InvalidParameterError(f"pre-tokenizer {self.name!r}: {exc}") from None
         else:
             pattern = self.pattern
-        scanner = self.scanner(**values) if callable(self.scanner) else self.scanner
+        if not isinstance(pattern, str):
+            raise PluginError(f"pre-tokenizer {self.name!r}: its pattern is not a str")
+        try:
+            scanner = self.scanner(**values) if callable(self.scanner) else self.scanner
+        except (TypeError, ValueError) as exc:
+            if isinstance(exc, CybpeError):
+                raise
+            raise InvalidParameterError(f"pre-tokenizer {self.name!r}: {exc}") from None
         export = self.export_pattern(**values) if callable(self.export_pattern) else self.export_pattern
         return PreTokenizer(
             self.name,
@@ -196,9 +209,19 @@ class PreTokenizerRegistry:
     # -- public operations -----------------------------------------------------------------
     def register_plugin(self, plugin: Any, name: Optional[str] = None) -> str:
         """Register an in-process plugin object (a module or any object with the hook)."""
+        if name is not None and not isinstance(name, str):
+            raise ParameterTypeError(f"a plugin name must be a str, not {type(name).__name__}")
+        if plugin is None or isinstance(plugin, (str, bytes, int, float)):
+            raise ParameterTypeError(
+                f"register_plugin() takes a module or object with a @hookimpl, not {type(plugin).__name__}")
         with self._lock:
             self.ensure_loaded()
-            registered = self.pm.register(plugin, name=name)
+            try:
+                registered = self.pm.register(plugin, name=name)
+            except CybpeError:
+                raise
+            except Exception as exc:  # pluggy's ValueError (already registered), a bad hook...
+                raise PluginError(f"cannot register plugin {name or plugin!r}: {exc}") from None
             if registered is None:
                 raise PluginError(f"plugin {name or plugin!r} is blocked")
             try:
@@ -211,6 +234,8 @@ class PreTokenizerRegistry:
             return registered
 
     def unregister_plugin(self, name: str) -> None:
+        if not isinstance(name, str):
+            raise ParameterTypeError(f"a plugin name must be a str, not {type(name).__name__}")
         with self._lock:
             self.ensure_loaded()
             if self.pm.unregister(name=name) is None:
@@ -222,6 +247,9 @@ class PreTokenizerRegistry:
         return dict(self._entries)
 
     def entry(self, name: str) -> PreTokenizerEntry:
+        if not isinstance(name, str):
+            raise ParameterTypeError(
+                f"a pre-tokenizer name must be a str (or a PreTokenizer), not {type(name).__name__}")
         entries = self.entries()
         try:
             return entries[name]
@@ -262,7 +290,13 @@ def unregister_plugin(name: str) -> None:
 
 def pretokenizer_from_spec(spec: dict[str, Any]) -> PreTokenizer:
     """Rebuild a saved pre-tokenizer; a missing plugin gives :class:`MissingPluginError`."""
-    name = spec.get("name")
+    if not isinstance(spec, dict):
+        raise FormatError(f"a saved pre-tokenizer spec must be an object, not {type(spec).__name__}")
+    name, params = spec.get("name"), spec.get("params") or {}
+    if not isinstance(name, str):
+        raise FormatError(f"the saved pre-tokenizer name {name!r} is not a str")
+    if not isinstance(params, dict) or not all(isinstance(k, str) for k in params):
+        raise FormatError(f"the saved parameters of pre-tokenizer {name!r} are not an object")
     try:
         entry = _REGISTRY.entry(name)
     except UnknownPreTokenizerError:
@@ -271,4 +305,4 @@ def pretokenizer_from_spec(spec: dict[str, Any]) -> PreTokenizer:
             f"the pre-tokenizer {name!r} (from {plugin} {spec.get('version') or ''}) is not "
             f"installed; install the package that provides it"
         ) from None
-    return entry.build(**dict(spec.get("params") or {}))
+    return entry.build(**params)

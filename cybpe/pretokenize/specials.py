@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Iterable, Iterator, Optional
+from typing import Any, Iterable, Iterator, Optional
 
 import regex
+
+from cybpe.errors import InvalidParameterError, ParameterTypeError
 
 
 class SpecialTokenSplitter:
@@ -42,3 +44,37 @@ class SpecialTokenSplitter:
             return None
         m = self._regex.search(text)
         return m.group() if m else None
+
+
+def checked_special_tokens(special_tokens: Any, argument: str = "special_tokens") -> list[str]:
+    """The special-token strings of ``special_tokens`` in order, duplicates dropped.
+
+    A collection of non-empty strings without lone surrogates; a bare ``str`` is refused rather
+    than read as its characters (:class:`~cybpe.errors.ParameterTypeError`), and so is anything
+    that is not a collection of strings.
+    """
+    if isinstance(special_tokens, (str, bytes, bytearray)):
+        raise ParameterTypeError(
+            f"{argument} must be a collection of strings, not a single {type(special_tokens).__name__} "
+            f"(write [{special_tokens!r}] for one special token)"
+        )
+    try:
+        items = list(special_tokens)
+    except TypeError:
+        raise ParameterTypeError(
+            f"{argument} must be a collection of strings, not {type(special_tokens).__name__}"
+        ) from None
+    out: dict[str, None] = {}
+    for item in items:
+        if not isinstance(item, str):
+            raise ParameterTypeError(
+                f"{argument}: a special token must be a str, not {type(item).__name__}")
+        if not item:
+            raise InvalidParameterError(f"{argument}: a special token must not be empty")
+        try:
+            str.encode(item, "utf-8")
+        except UnicodeEncodeError:
+            raise InvalidParameterError(
+                f"{argument}: special token {item!r} has a lone surrogate (not UTF-8 text)") from None
+        out[str.__str__(item)] = None
+    return list(out)

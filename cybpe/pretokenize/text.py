@@ -6,7 +6,7 @@ from __future__ import annotations
 def clean_surrogates(text: str) -> str:
     """Replace lone surrogates by U+FFFD (and join valid surrogate pairs), as tiktoken does."""
     try:
-        text.encode("utf-8")
+        str.encode(text, "utf-8")  # the code points themselves: a subclass's encode() is not called
         return text
     except UnicodeEncodeError:
-        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+        return str.encode(text, "utf-16", "surrogatepass").decode("utf-16", "replace")

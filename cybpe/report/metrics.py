@@ -15,12 +15,18 @@ from __future__ import annotations
 
 import math
 
-from cybpe.errors import InvalidParameterError
+from cybpe.errors import InvalidParameterError, ParameterTypeError, describe
 
 
 def bits_per_byte(loss_nats_per_token: float, bytes_per_token: float) -> float:
     """``loss_nats_per_token / (ln 2 * bytes_per_token)``: a per-token loss in nats as bits/byte."""
-    loss, width = float(loss_nats_per_token), float(bytes_per_token)
+    try:
+        loss, width = float(loss_nats_per_token), float(bytes_per_token)
+    except (TypeError, ValueError):
+        raise ParameterTypeError(
+            f"bits_per_byte() takes two numbers, not {describe(loss_nats_per_token)} and "
+            f"{describe(bytes_per_token)}"
+        ) from None
     if not math.isfinite(loss) or loss < 0:
         raise InvalidParameterError(f"the loss must be a finite number of nats/token >= 0, not {loss_nats_per_token!r}")
     if not math.isfinite(width) or width <= 0:

@@ -33,16 +33,32 @@
 #   with the comparison above ~0.2 s; radix first ~0.06 s (`python tests/test_chunk_counter.py 50` prints it).
 # * Texts shorter than RELEASE_GIL_BYTES are counted without releasing the GIL (releasing
 #   has a fixed cost; threshold chosen, not tuned).
+#
+# Thread safety
+# -------------
+# Every method may be called from several threads. The table is guarded by one lock: a method
+# that reads or writes the C arrays holds it (waiting for it with the GIL released, since the
+# holder may need the GIL to finish). A writer (add_*, merge) first claims the `writing` flag
+# (checked and set under the GIL, so atomically): a second writer arriving while one is
+# counting gets ConcurrentUseError instead of silently serializing; readers wait for the writer
+# and see the table before or after the whole call, never a table being reallocated (reading
+# while a writer grew the arrays was a use-after-free). `__len__`, `total` and `nbytes` read
+# one integer each and take no lock. A thread that re-enters the counter it is holding (a
+# callback) gets ConcurrentUseError rather than a deadlock.
 
 cimport cython
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
-from cpython.unicode cimport PyUnicode_DATA, PyUnicode_GET_LENGTH
+from cpython.pythread cimport (NOWAIT_LOCK, WAIT_LOCK, PyThread_acquire_lock,
+                               PyThread_allocate_lock, PyThread_free_lock, PyThread_get_thread_ident,
+                               PyThread_release_lock, PyThread_type_lock)
+from cpython.unicode cimport PyUnicode_AsUTF8String, PyUnicode_DATA, PyUnicode_GET_LENGTH
 from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t, INT64_MAX
 from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.string cimport memcmp, memcpy, memmove, memset
 from cpython.buffer cimport PyBuffer_FillInfo
 
 import numpy as np
+import operator
 import os
 import sys
 
@@ -50,6 +66,8 @@ from cybpe._c.utf8_texts cimport Utf8Texts
 from cybpe.pretokenize.scanner_api cimport BaseScanner, SCAN_GAVE_UP
 
 from cybpe.pretokenize import scanner as _builtin  # the built-in scanners, by name or kind
+from cybpe.errors import (ConcurrentUseError, FormatError, InvalidParameterError, ParameterTypeError,
+                          TooLargeError, describe)
 
 
 cdef extern from "Python.h":
@@ -485,20 +503,20 @@ cdef BaseScanner scanner_of(object kind):
     names = _builtin.SCANNER_NAMES
     if isinstance(kind, str):
         if kind not in names:
-            raise ValueError(f"no compiled scanner named {kind!r}; available: {', '.join(names)}")
+            raise InvalidParameterError(f"no compiled scanner named {kind!r}; available: {', '.join(names)}")
         return _builtin.Scanner(kind)
     if isinstance(kind, int) and 0 <= kind < len(names):
         return _builtin.Scanner(names[kind])
-    raise ValueError(f"not a scanner: {kind!r}")
+    raise InvalidParameterError(f"not a scanner: {kind!r}")
 
 
 cdef raise_for(int rc):
     if rc == ERR_MEMORY:
         raise MemoryError("ChunkCounter: out of memory")
     if rc == ERR_OVERFLOW:
-        raise OverflowError("ChunkCounter: the total count does not fit in 64 bits")
+        raise TooLargeError("ChunkCounter: the total count does not fit in 64 bits")
     if rc == ERR_TOO_MANY:
-        raise OverflowError("ChunkCounter: more than 2**32 - 2 distinct chunks")
+        raise TooLargeError("ChunkCounter: more than 2**32 - 2 distinct chunks")
     if rc == ERR_CORRUPT:
         raise ValueError("corrupt ChunkCounter arrays (offsets out of order or a count <= 0)")
     if rc == ERR_DUPLICATE:
@@ -527,6 +545,32 @@ cdef memoryview block(object owner, void* data, Py_ssize_t size, bint writable):
     return memoryview(b)
 
 
+cdef bytes chunk_key(object chunk):
+    """The stored bytes of a chunk given as str (UTF-8, read from the code points) or bytes."""
+    if isinstance(chunk, str):
+        try:
+            return PyUnicode_AsUTF8String(chunk)
+        except UnicodeEncodeError:
+            raise InvalidParameterError(
+                f"chunk {describe(chunk)} has a lone surrogate and is not UTF-8 text") from None
+    if isinstance(chunk, (bytes, bytearray, memoryview)):
+        return bytes(chunk)
+    raise ParameterTypeError(f"a chunk must be str or bytes, not {type(chunk).__name__}")
+
+
+cdef int64_t count_value(object count, object chunk) except? -1:
+    """A count as int64: an integer (not bool) in 0..2**63-1."""
+    if isinstance(count, bool) or not hasattr(type(count), "__index__"):
+        raise ParameterTypeError(
+            f"the count of chunk {describe(chunk)} must be an integer, not {type(count).__name__}")
+    value = operator.index(count)
+    if value < 0:
+        raise InvalidParameterError(f"the count of chunk {describe(chunk)} must be >= 0, not {value}")
+    if value > INT64_MAX:
+        raise TooLargeError(f"the count of chunk {describe(chunk)} must be at most 2**63-1, not {value}")
+    return value
+
+
 @cython.final
 cdef class ChunkCounter:
     """Distinct chunks (bytes) -> int64 counts, filled by a compiled scanner.
@@ -534,24 +578,66 @@ cdef class ChunkCounter:
     ``ChunkCounter("cl100k")`` (or any compiled scanner: ``ChunkCounter(scanner)``) counts the pieces of texts given to :meth:`add_text` /
     :meth:`add_utf8`; ``ChunkCounter()`` (no scanner) only stores counts added with
     :meth:`add_counts` / :meth:`merge`. Entries stay in first-seen order.
+
+    Thread safety: every method may be called from several threads (see the module notes):
+    readers wait for a writer to finish; a second concurrent writer gets
+    :class:`~cybpe.errors.ConcurrentUseError`.
     """
     cdef ChunkTable table
     cdef readonly BaseScanner scanner
-    cdef bint busy
+    cdef bint writing                # a writer has claimed the counter (set under the GIL)
+    cdef PyThread_type_lock lock     # guards the table's arrays
+    cdef unsigned long owner         # thread holding `lock` (0: none)
 
     def __cinit__(self, kind=None):
         self.scanner = scanner_of(kind)
-        if table_init(&self.table) != 0:
+        self.lock = PyThread_allocate_lock()
+        if self.lock == NULL or table_init(&self.table) != 0:
             table_free(&self.table)
             raise MemoryError("ChunkCounter: out of memory")
 
     def __dealloc__(self):
         table_free(&self.table)
+        if self.lock != NULL:
+            PyThread_free_lock(self.lock)
 
-    cdef void _enter(self) except *:
-        if self.busy:
-            raise RuntimeError("ChunkCounter is being filled by another thread")
-        self.busy = True
+    # -- locking ---------------------------------------------------------------------------
+    cdef int _acquire(self) except -1:
+        """Hold the table lock (waiting with the GIL released)."""
+        cdef unsigned long me = PyThread_get_thread_ident()
+        if self.owner == me:
+            raise ConcurrentUseError("ChunkCounter used again from inside one of its own calls")
+        if not PyThread_acquire_lock(self.lock, NOWAIT_LOCK):
+            with nogil:
+                PyThread_acquire_lock(self.lock, WAIT_LOCK)
+        self.owner = me
+        return 0
+
+    cdef void _release(self) noexcept:
+        self.owner = 0
+        PyThread_release_lock(self.lock)
+
+    cdef int _claim(self) except -1:
+        """Claim the writer flag (ConcurrentUseError when another call is writing)."""
+        if self.writing:
+            raise ConcurrentUseError(
+                "this chunk counter is being filled by another thread; count in separate "
+                "ChunkCounts (empty_like()) and add them up")
+        self.writing = True
+        return 0
+
+    cdef int _begin_write(self) except -1:
+        self._claim()
+        try:
+            self._acquire()
+        except BaseException:
+            self.writing = False
+            raise
+        return 0
+
+    cdef void _end_write(self) noexcept:
+        self._release()
+        self.writing = False
 
     @property
     def kind(self) -> int:
@@ -562,7 +648,7 @@ cdef class ChunkCounter:
     cdef BaseScanner _scanner_for(self, object kind):
         cdef BaseScanner scanner = self.scanner if kind is None else scanner_of(kind)
         if scanner is None:
-            raise ValueError("this ChunkCounter has no scanner; pass one (kind=...) to count text")
+            raise InvalidParameterError("this ChunkCounter has no scanner; pass one (kind=...) to count text")
         return scanner
 
     cdef int _add_split(self, BaseScanner scanner, str text) except? -9:
@@ -570,19 +656,20 @@ cdef class ChunkCounter:
         cdef bytes piece
         cdef int rc
         for text_piece in scanner.split(text):
-            piece = text_piece.encode("utf-8", "surrogatepass")
+            piece = PyUnicode_AsUTF8String(text_piece)
             rc = table_add(&self.table, <const uint8_t*> PyBytes_AS_STRING(piece),
                            PyBytes_GET_SIZE(piece), 1)
             if rc != 0:
                 return rc
         return 0
 
+    # -- filling -----------------------------------------------------------------------------
     cdef _count(self, const uint8_t* s, Py_ssize_t n, object kind, object text):
         cdef int rc
         cdef BaseScanner scanner = self._scanner_for(kind)
         cdef int64_t* ends = NULL
         cdef Py_ssize_t capacity = 0
-        self._enter()
+        self._begin_write()
         try:
             if n >= RELEASE_GIL_BYTES:
                 with nogil:
@@ -594,7 +681,7 @@ cdef class ChunkCounter:
                     text = (<const char*> s)[:n].decode("utf-8", "surrogatepass")
                 rc = self._add_split(scanner, text)
         finally:
-            self.busy = False
+            self._end_write()
             free(ends)
         raise_for(rc)
 
@@ -602,12 +689,13 @@ cdef class ChunkCounter:
         """Count the pieces of ``text`` (UnicodeEncodeError on lone surrogates, before counting).
 
         ``kind`` (a scanner name, kind number or compiled scanner) overrides the counter's own.
+        The text's own code points are read (a ``str`` subclass's ``encode`` is never called).
         """
         cdef bytes encoded
         if PyUnicode_IS_COMPACT_ASCII(text):  # its data is its UTF-8
             self._count(<const uint8_t*> PyUnicode_DATA(text), PyUnicode_GET_LENGTH(text), kind, text)
         else:
-            encoded = text.encode("utf-8")
+            encoded = PyUnicode_AsUTF8String(text)
             self._count(<const uint8_t*> PyBytes_AS_STRING(encoded), PyBytes_GET_SIZE(encoded), kind, text)
 
     def add_texts(self, list texts not None, kind=None) -> None:
@@ -628,7 +716,7 @@ cdef class ChunkCounter:
         try:
             if gave_up == NULL:
                 raise MemoryError("ChunkCounter: out of memory")
-            self._enter()
+            self._begin_write()
             try:
                 with nogil:
                     for j in range(batch.count):
@@ -645,7 +733,7 @@ cdef class ChunkCounter:
                     if gave_up[j] and rc == 0:
                         rc = self._add_split(scanner, texts[j])
             finally:
-                self.busy = False
+                self._end_write()
             raise_for(rc)
         finally:
             free(gave_up)
@@ -658,45 +746,94 @@ cdef class ChunkCounter:
 
     def add_utf8(self, data, kind=None) -> None:
         """Count the pieces of UTF-8 ``data`` (bytes-like; invalid bytes never fault)."""
-        cdef const uint8_t[::1] buf = data
+        cdef const uint8_t[::1] buf
+        try:
+            buf = data
+        except (TypeError, ValueError, BufferError) as exc:
+            raise ParameterTypeError(
+                f"add_utf8() takes a contiguous bytes-like object, not {type(data).__name__}"
+            ) from None
         if buf.shape[0]:
             self._count(&buf[0], buf.shape[0], kind, None)
 
     def add_counts(self, counts) -> None:
-        """Add ``{chunk: count}`` (chunk bytes, or str stored as UTF-8); counts must be >= 0."""
+        """Add ``{chunk: count}`` or ``(chunk, count)`` pairs: a chunk is bytes, or str (stored
+        as UTF-8); a count is an integer >= 0. Everything is checked before anything is added
+        (:class:`~cybpe.errors.InvalidParameterError` otherwise, counts unchanged)."""
+        cdef list keys = [], values = []
         cdef bytes key
         cdef int64_t n
-        cdef int rc
-        self._enter()
+        cdef int rc = 0
+        cdef Py_ssize_t j
+        if isinstance(counts, (str, bytes, bytearray)):
+            raise ParameterTypeError(
+                f"add_counts() takes a mapping or (chunk, count) pairs, not {type(counts).__name__}")
         try:
-            for chunk, count in (counts.items() if hasattr(counts, "items") else counts):
-                if count < 0:
-                    raise ValueError(f"negative count {count!r} for chunk {chunk!r}")
-                if count == 0:
-                    continue
-                key = chunk.encode("utf-8") if isinstance(chunk, str) else bytes(chunk)
-                n = count
-                rc = table_add(&self.table, <const uint8_t*> PyBytes_AS_STRING(key), PyBytes_GET_SIZE(key), n)
-                raise_for(rc)
+            pairs = counts.items() if hasattr(counts, "items") else counts
+            for pair in pairs:
+                chunk, count = pair
+                n = count_value(count, chunk)
+                if n:
+                    keys.append(chunk_key(chunk))
+                    values.append(n)
+        except (TypeError, ValueError) as exc:
+            if isinstance(exc, InvalidParameterError):
+                raise
+            raise ParameterTypeError(
+                f"add_counts() takes a mapping or (chunk, count) pairs: {exc}") from None
+        self._begin_write()
+        try:
+            for j in range(len(keys)):
+                key = keys[j]
+                n = values[j]
+                rc = table_add(&self.table, <const uint8_t*> PyBytes_AS_STRING(key),
+                               PyBytes_GET_SIZE(key), n)
+                if rc != 0:
+                    break
         finally:
-            self.busy = False
+            self._end_write()
+        raise_for(rc)
 
     def merge(self, ChunkCounter other not None) -> None:
         """Add every count of ``other`` to this counter (``other`` is unchanged)."""
         cdef int rc
         if other is self:
             other = other.copy()
-        self._enter()
+        self._claim()
         try:
+            # Both locks, in address order, so that a.merge(b) and b.merge(a) cannot deadlock.
+            if <size_t> <void*> self < <size_t> <void*> other:
+                self._acquire()
+                try:
+                    other._acquire()
+                except BaseException:
+                    self._release()
+                    raise
+            else:
+                other._acquire()
+                try:
+                    self._acquire()
+                except BaseException:
+                    other._release()
+                    raise
             with nogil:
                 rc = table_merge(&self.table, &other.table)
+            other._release()
+            self._release()
         finally:
-            self.busy = False
+            self.writing = False
         raise_for(rc)
 
+    # -- reading -----------------------------------------------------------------------------
     def copy(self) -> ChunkCounter:
         cdef ChunkCounter new = ChunkCounter(self.scanner)
-        raise_for(table_merge(&new.table, &self.table))
+        cdef int rc
+        self._acquire()
+        try:
+            rc = table_merge(&new.table, &self.table)
+        finally:
+            self._release()
+        raise_for(rc)
         return new
 
     def __len__(self) -> int:
@@ -722,20 +859,22 @@ cdef class ChunkCounter:
         cdef int64_t k, e
         cdef int64_t* order = NULL
         cdef list out = []
-        if not sort:
-            for e in range(self.table.size):
-                out.append((self._chunk(e), self.table.counts[e]))
-            return out
-        with nogil:
-            order = table_sorted_entries(&self.table)
-        if order == NULL:
-            raise MemoryError("ChunkCounter: out of memory")
+        self._acquire()
         try:
+            if not sort:
+                for e in range(self.table.size):
+                    out.append((self._chunk(e), self.table.counts[e]))
+                return out
+            with nogil:
+                order = table_sorted_entries(&self.table)
+            if order == NULL:
+                raise MemoryError("ChunkCounter: out of memory")
             for k in range(self.table.size):
                 e = order[k]
                 out.append((self._chunk(e), self.table.counts[e]))
         finally:
             free(order)
+            self._release()
         return out
 
     def sorted_arrays(self):
@@ -746,24 +885,26 @@ cdef class ChunkCounter:
         cdef int64_t k, e
         cdef int64_t* order = NULL
         cdef list chunks = []
-        counts = np.empty(self.table.size, dtype=np.int64)
-        cdef int64_t[::1] view = counts
-        with nogil:
-            order = table_sorted_entries(&self.table)
-        if order == NULL and self.table.size:
-            raise MemoryError("ChunkCounter: out of memory")
+        cdef int64_t[::1] view
+        self._acquire()
         try:
+            counts = np.empty(self.table.size, dtype=np.int64)
+            view = counts
+            with nogil:
+                order = table_sorted_entries(&self.table)
+            if order == NULL and self.table.size:
+                raise MemoryError("ChunkCounter: out of memory")
             for k in range(self.table.size):
                 e = order[k]
                 chunks.append(self._chunk(e))
                 view[k] = self.table.counts[e]
         finally:
             free(order)
+            self._release()
         return chunks, counts
 
-    def get(self, chunk, default=0):
-        """The count of ``chunk`` (bytes), or ``default``."""
-        cdef bytes key = bytes(chunk)
+    cdef int64_t _get(self, bytes key) noexcept:
+        """The count of ``key``, or -1 (the caller holds the lock)."""
         cdef const uint8_t* p = <const uint8_t*> PyBytes_AS_STRING(key)
         cdef int64_t n = PyBytes_GET_SIZE(key)
         cdef uint64_t tag = cybpe_chunk_hash(p, <size_t> n, HASH_SEED) >> 32
@@ -773,7 +914,7 @@ cdef class ChunkCounter:
         while True:
             slot = self.table.slots[i]
             if slot == 0:
-                return default
+                return -1
             if (slot >> 32) == tag:
                 e = <int64_t> (slot & 0xFFFFFFFFU) - 1
                 start = self.table.offsets[e]
@@ -781,19 +922,42 @@ cdef class ChunkCounter:
                     return self.table.counts[e]
             i = (i + 1) & self.table.mask
 
+    def get(self, chunk, default=0):
+        """The count of ``chunk`` (bytes, or str as UTF-8), or ``default``."""
+        cdef bytes key = chunk_key(chunk)
+        cdef int64_t found
+        self._acquire()
+        try:
+            found = self._get(key)
+        finally:
+            self._release()
+        return default if found < 0 else found
+
     def __eq__(self, other):
         """Same chunks with the same counts (order and scanner kind do not matter)."""
         cdef ChunkCounter o
+        cdef ChunkCounter first, second
         cdef int64_t e
         if not isinstance(other, ChunkCounter):
             return NotImplemented
         o = <ChunkCounter> other
-        if o.table.size != self.table.size or o.table.total != self.table.total:
-            return False
-        for e in range(self.table.size):
-            if o.get(self._chunk(e), -1) != self.table.counts[e]:
-                return False
-        return True
+        if o is self:
+            return True
+        first, second = (self, o) if <size_t> <void*> self < <size_t> <void*> o else (o, self)
+        first._acquire()
+        try:
+            second._acquire()
+            try:
+                if o.table.size != self.table.size or o.table.total != self.table.total:
+                    return False
+                for e in range(self.table.size):
+                    if o._get(self._chunk(e)) != self.table.counts[e]:
+                        return False
+                return True
+            finally:
+                second._release()
+        finally:
+            first._release()
 
     def prune(self, int64_t min_count) -> tuple:
         """Drop every chunk counted fewer than ``min_count`` times (the others keep their order
@@ -802,21 +966,26 @@ cdef class ChunkCounter:
         cdef int rc
         removed[0] = 0
         removed[1] = 0
-        self._enter()
+        self._begin_write()
         try:
             with nogil:
                 rc = table_prune(&self.table, min_count, removed)
         finally:
-            self.busy = False
+            self._end_write()
         raise_for(rc)
         return removed[0], removed[1]
 
     def count_array(self):
         """The counts in entry order, as a new int64 numpy array."""
-        out = np.empty(self.table.size, dtype=np.int64)
-        cdef int64_t[::1] view = out
-        if self.table.size:
-            memcpy(&view[0], self.table.counts, self.table.size * sizeof(int64_t))
+        cdef int64_t[::1] view
+        self._acquire()
+        try:
+            out = np.empty(self.table.size, dtype=np.int64)
+            view = out
+            if self.table.size:
+                memcpy(&view[0], self.table.counts, self.table.size * sizeof(int64_t))
+        finally:
+            self._release()
         return out
 
     @property
@@ -828,22 +997,28 @@ cdef class ChunkCounter:
         """Call ``write(buffer)`` three times, with the offsets (int64, ``len + 1`` of them),
         the counts (int64) and the chunk bytes, in native byte order, without copying them.
         The buffers are valid only during the call; the counter cannot change meanwhile."""
-        cdef int64_t n = self.table.size
-        self._enter()
+        cdef int64_t n
+        self._begin_write()  # no writer may move the arrays while write() reads them
         try:
+            n = self.table.size
             write(block(self, self.table.offsets, (n + 1) * 8, False))
             write(block(self, self.table.counts, n * 8, False))
             write(block(self, self.table.arena, self.table.arena_used, False))
         finally:
-            self.busy = False
+            self._end_write()
 
     def __reduce_ex__(self, protocol):
         """Pickles as three flat arrays (a snapshot); with protocol 5 they are out-of-band
         PickleBuffers, which Dask and multiprocessing send as frames without another copy."""
-        cdef int64_t n = self.table.size
-        arena = PyBytes_FromStringAndSize(<char*> self.table.arena, self.table.arena_used)
-        offsets = PyBytes_FromStringAndSize(<char*> self.table.offsets, (n + 1) * 8)
-        counts = PyBytes_FromStringAndSize(<char*> self.table.counts, n * 8)
+        cdef int64_t n
+        self._acquire()
+        try:
+            n = self.table.size
+            arena = PyBytes_FromStringAndSize(<char*> self.table.arena, self.table.arena_used)
+            offsets = PyBytes_FromStringAndSize(<char*> self.table.offsets, (n + 1) * 8)
+            counts = PyBytes_FromStringAndSize(<char*> self.table.counts, n * 8)
+        finally:
+            self._release()
         if protocol >= 5:
             import pickle
             arena, offsets, counts = pickle.PickleBuffer(arena), pickle.PickleBuffer(offsets), pickle.PickleBuffer(counts)
@@ -873,7 +1048,7 @@ def read_arrays(int64_t n, int64_t arena_bytes, readinto, bint swap=False) -> Ch
     if n < 0 or arena_bytes < 0:
         raise ValueError("corrupt ChunkCounter arrays (negative sizes)")
     raise_for(table_reserve(&new.table, n, arena_bytes))
-    new._enter()
+    new._begin_write()
     try:
         readinto(block(new, new.table.offsets, (n + 1) * 8, True))
         readinto(block(new, new.table.counts, n * 8, True))
@@ -884,13 +1059,23 @@ def read_arrays(int64_t n, int64_t arena_bytes, readinto, bint swap=False) -> Ch
                 swap_int64(new.table.counts, n)
             rc = table_reindex(&new.table)
     finally:
-        new.busy = False
+        new._end_write()
     raise_for(rc)
     return new
 
 
-def _rebuild(scanner, arena, offsets, counts, str byteorder) -> ChunkCounter:
-    """Inverse of ChunkCounter.__reduce_ex__ (checks the arrays before trusting them)."""
+def _rebuild(scanner, arena, offsets, counts, byteorder) -> ChunkCounter:
+    """Inverse of ChunkCounter.__reduce_ex__ (checks the arrays before trusting them; corrupt
+    state is a :class:`~cybpe.errors.FormatError`)."""
+    try:
+        return _rebuild_checked(scanner, arena, offsets, counts, byteorder)
+    except (TypeError, ValueError, OverflowError, BufferError) as exc:
+        if isinstance(exc, FormatError):
+            raise
+        raise FormatError(f"corrupt ChunkCounter state ({exc})") from None
+
+
+cdef ChunkCounter _rebuild_checked(scanner, arena, offsets, counts, str byteorder):
     cdef const uint8_t[::1] a = arena
     cdef const uint8_t[::1] o = offsets
     cdef const uint8_t[::1] c = counts
@@ -898,6 +1083,8 @@ def _rebuild(scanner, arena, offsets, counts, str byteorder) -> ChunkCounter:
     cdef int64_t n = c.shape[0] // 8
     cdef int rc
     cdef bint swap = byteorder != sys.byteorder
+    if byteorder not in ("little", "big"):
+        raise FormatError(f"corrupt ChunkCounter state (byte order {byteorder!r})")
     if c.shape[0] % 8 or o.shape[0] != (n + 1) * 8:
         raise ValueError("corrupt ChunkCounter state")
     raise_for(table_reserve(&new.table, n, a.shape[0]))

@@ -15,7 +15,8 @@ from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Optional, Sequence, Union
 
-from cybpe.errors import CorpusError, InvalidParameterError
+from cybpe.errors import CorpusError, InvalidParameterError, ParameterTypeError
+from cybpe.io.atomic import checked_path
 from cybpe.io.readers import is_url, require_fsspec
 from cybpe.pretokenize.scanner_api import BaseScanner
 from cybpe.training.counts import ChunkCounts
@@ -56,7 +57,7 @@ def files(*patterns: PathLike) -> list[Union[Path, Shard]]:
         if isinstance(pattern, Shard):
             out.append(pattern)
             continue
-        name = os.fspath(pattern)
+        name = checked_path(pattern, "a file name or glob pattern")
         if is_url(name):
             out.extend(_expand_url(name))
             continue
@@ -112,7 +113,7 @@ def _blocks(items: Iterable[Any], split, errors: str, block_chars: int) -> Itera
 
 def _utf8_size(batch: list[str]) -> int:
     """Bytes of a batch as UTF-8 (for progress in MB); about 1 ms per MB, a tenth of counting."""
-    return sum(len(text.encode("utf-8", "surrogatepass")) for text in batch)
+    return sum(len(str.encode(text, "utf-8", "surrogatepass")) for text in batch)
 
 
 def count_corpus(

@@ -11,17 +11,18 @@ import heapq
 import itertools
 import json
 import os
+import threading
 from collections import Counter
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping, Optional, Sequence, Union
 
-from cybpe.io.atomic import atomic_write_text, atomic_writer
+from cybpe.io.atomic import atomic_write_text, atomic_writer, read_json
 from cybpe.training.chunk_counter import ChunkCounter
 from cybpe.pretokenize.pretokenizer import PreTokenizer
 from cybpe.pretokenize.registry import get_pretokenizer, pretokenizer_from_spec
 from cybpe.pretokenize.scanner_api import BaseScanner
-from cybpe.pretokenize.specials import SpecialTokenSplitter
-from cybpe.errors import FormatError, InvalidParameterError
+from cybpe.pretokenize.specials import SpecialTokenSplitter, checked_special_tokens
+from cybpe.errors import ConcurrentUseError, FormatError, InvalidParameterError, ParameterTypeError
 from cybpe.pretokenize.text import clean_surrogates
 from cybpe.training import counts_file
 from cybpe.training.shards import Shard, cut_splitter, read_blocks
@@ -29,6 +30,8 @@ from cybpe.training.shards import Shard, cut_splitter, read_blocks
 FORMAT_NAME = "cybpe-chunk-counts"
 FORMAT_VERSION = 1  # exact counts; version 2 adds "max_undercount" (approximate counts)
 CAP_BLOCK_CHARS = 1 << 20  # with a memory cap, count at most this many characters between checks
+#: Version of the pickled state (``__getstate__``); states without one are version 0.
+STATE_VERSION = 1
 
 
 def _by_count(pair: tuple[bytes, int]) -> int:
@@ -68,9 +71,10 @@ class ChunkCounts:
         **pretokenizer_params: Any,
     ) -> None:
         self.pretokenizer = get_pretokenizer(pretokenizer, **pretokenizer_params)
-        self.special_tokens = tuple(sorted(set(special_tokens)))
+        self.special_tokens = tuple(sorted(checked_special_tokens(special_tokens)))
         self._splitter = SpecialTokenSplitter(self.special_tokens)
         self._table = ChunkCounter()
+        self._new_locks()
         self.max_undercount = 0
         self.max_unique, self.max_bytes = _check_cap(max_unique, "max_unique"), _check_cap(max_bytes, "max_bytes")
 
@@ -114,17 +118,46 @@ class ChunkCounts:
         self._table.prune(threshold)
         self.max_undercount += threshold - 1
 
-    # -- building --------------------------------------------------------------------------
+    # -- locking: one writer at a time; readers see whole writing calls ------------------------
+    def _new_locks(self) -> None:
+        self._writer = threading.Lock()  # claimed by a writer, never waited for
+        self._state = threading.Lock()   # held by a writer for its whole call and by readers
+
+    def _begin_write(self) -> None:
+        if not self._writer.acquire(blocking=False):
+            raise ConcurrentUseError(
+                "this ChunkCounts is being filled by another thread; count in separate "
+                "ChunkCounts (empty_like()) and add them up"
+            )
+        self._state.acquire()
+
+    def _end_write(self) -> None:
+        self._state.release()
+        self._writer.release()
+
     def update(self, texts: Union[str, "os.PathLike[str]", Shard, Iterable[Any]]) -> "ChunkCounts":
         """Count the chunks of one text, file (``pathlib.Path``) or :class:`~cybpe.Shard`, or of
         every item of an iterable of them; files are read streaming, compressed or not (UTF-8,
-        strictly: use :func:`cybpe.count` for ``errors=``). Returns self."""
+        strictly: use :func:`cybpe.count` for ``errors=``). Returns self. One writer at a time:
+        a second thread's update raises :class:`~cybpe.errors.ConcurrentUseError`."""
+        self._begin_write()
+        try:
+            self._update(texts)
+        finally:
+            self._end_write()
+        return self
+
+    def _update(self, texts: Any) -> None:
         if isinstance(texts, (str, os.PathLike, Shard)):
             texts = [texts]
+        elif isinstance(texts, (bytes, bytearray)) or not hasattr(texts, "__iter__"):
+            raise ParameterTypeError(
+                f"ChunkCounts.update() takes a str, a path or an iterable of them, not {type(texts).__name__}"
+            )
         if type(texts) is list and not self.capped and all(type(t) is str for t in texts):
-            return self._update_texts(texts)
+            self._update_texts(texts)
+            return
         self._update_mixed(texts)
-        return self
 
     def _update_mixed(self, items: Iterable[Any]) -> None:
         """Texts in batches (of at most the cap's block when capped), files block by block."""
@@ -145,10 +178,10 @@ class ChunkCounts:
             if item is None or isinstance(item, str):
                 continue
             if not isinstance(item, (os.PathLike, Shard)) or isinstance(item, Path) and item.is_dir():
-                raise InvalidParameterError(
-                    f"ChunkCounts.update() takes str texts, file paths or Shards, not {type(item).__name__}"
-                    if not isinstance(item, Path) else f"{item}: a directory (use cybpe.count or cybpe.files)"
-                )
+                if isinstance(item, Path):
+                    raise InvalidParameterError(f"{item}: a directory (use cybpe.count or cybpe.files)")
+                raise ParameterTypeError(
+                    f"ChunkCounts.update() takes str texts, file paths or Shards, not {type(item).__name__}")
             split = split or cut_splitter(self.pretokenizer, self.special_tokens)
             for block in read_blocks(item, split, block_chars=limit):
                 self._update_texts([block])
@@ -168,9 +201,11 @@ class ChunkCounts:
                 pass  # lone surrogates or a non-str item: the per-text path below says which
         for text in texts:
             if not isinstance(text, str):
-                raise InvalidParameterError(
+                raise ParameterTypeError(
                     f"ChunkCounts.update() takes str texts, not {type(text).__name__}"
                 )
+            if type(text) is not str:
+                text = str.__str__(text)  # a subclass's own code points, never its methods
             if compiled is not None and plain:
                 try:
                     table.add_text(text, compiled)  # encodes strictly: fails before counting anything
@@ -184,7 +219,6 @@ class ChunkCounts:
                     table.add_text(part, compiled)
                 else:
                     table.add_counts(Counter(pretokenizer.split(part)))
-        return self
 
     def _check_compatible(self, other: "ChunkCounts") -> None:
         if self.pretokenizer.spec() != other.pretokenizer.spec():
@@ -210,15 +244,25 @@ class ChunkCounts:
         if not isinstance(other, ChunkCounts):
             return NotImplemented
         self._check_compatible(other)
-        self._table.merge(other._table)
-        self.max_undercount += other.max_undercount
-        self._enforce_cap()
+        addend = other.copy() if other is self else other
+        if not self._writer.acquire(blocking=False):
+            raise ConcurrentUseError("this ChunkCounts is being filled by another thread")
+        try:
+            # both state locks in a fixed order, so that a += b and b += a cannot deadlock
+            first, second = (self, addend) if id(self) < id(addend) else (addend, self)
+            with first._state, second._state:
+                self._table.merge(addend._table)
+                self.max_undercount += addend.max_undercount
+                self._enforce_cap()
+        finally:
+            self._writer.release()
         return self
 
     def copy(self) -> "ChunkCounts":
         new = self.empty_like()
-        new._table = self._table.copy()
-        new.max_undercount = self.max_undercount
+        with self._state:
+            new._table = self._table.copy()
+            new.max_undercount = self.max_undercount
         return new
 
     def empty_like(self) -> "ChunkCounts":
@@ -230,44 +274,56 @@ class ChunkCounts:
         new._table = ChunkCounter()
         new.max_undercount = 0
         new.max_unique, new.max_bytes = self.max_unique, self.max_bytes
+        new._new_locks()
         return new
 
     def add_counts(self, counts: Union[ChunkCounter, Mapping[str, int], Mapping[bytes, int]]) -> None:
         """Add counts produced elsewhere with the same pre-tokenizer: a ChunkCounter (what the
-        corpus workers send) or a mapping of chunk (str or UTF-8 bytes) to count ≥ 0."""
-        if isinstance(counts, ChunkCounter):
-            self._table.merge(counts)
-        else:
-            try:
+        corpus workers send) or a mapping of chunk (str or UTF-8 bytes) to an integer count ≥ 0.
+        Everything is checked before anything is added."""
+        self._begin_write()
+        try:
+            if isinstance(counts, ChunkCounter):
+                self._table.merge(counts)
+            else:
                 self._table.add_counts(counts)
-            except ValueError as exc:
-                raise InvalidParameterError(str(exc)) from None
-        self._enforce_cap()
+            self._enforce_cap()
+        finally:
+            self._end_write()
 
     # -- reading ---------------------------------------------------------------------------
     def __len__(self) -> int:
         return len(self._table)
 
     def __eq__(self, other: object) -> bool:
-        return (
-            isinstance(other, ChunkCounts)
-            and self.pretokenizer.spec() == other.pretokenizer.spec()
-            and self.special_tokens == other.special_tokens
-            and self.max_undercount == other.max_undercount
-            and self._table == other._table
-        )
+        if not isinstance(other, ChunkCounts):
+            return False
+        if other is self:
+            return True
+        if (self.pretokenizer.spec() != other.pretokenizer.spec()
+                or self.special_tokens != other.special_tokens
+                or self.max_undercount != other.max_undercount):
+            return False
+        first, second = (self, other) if id(self) < id(other) else (other, self)
+        with first._state, second._state:  # in a fixed order: a == b and b == a cannot deadlock
+            return bool(self._table == other._table)
 
     def items(self) -> Iterator[tuple[bytes, int]]:
         """``(chunk bytes, count)`` in a deterministic order (sorted by bytes)."""
-        return iter(self._table.items(sort=True))
+        with self._state:
+            return iter(self._table.items(sort=True))
 
     def sorted_arrays(self):
         """``(chunks, counts)`` sorted by bytes: a list of bytes and an int64 numpy array (for training)."""
-        return self._table.sorted_arrays()
+        with self._state:
+            return self._table.sorted_arrays()
 
     def most_common(self, n: Optional[int] = None) -> list[tuple[bytes, int]]:
         """The ``n`` most frequent chunks (all when None), ties in first-counted order."""
-        pairs = self._table.items()
+        if n is not None and (isinstance(n, bool) or not isinstance(n, int)):
+            raise ParameterTypeError(f"most_common(n): n must be an int or None, not {type(n).__name__}")
+        with self._state:
+            pairs = self._table.items()
         if n is None:
             return sorted(pairs, key=_by_count, reverse=True)
         return heapq.nlargest(n, pairs, key=_by_count)
@@ -285,19 +341,41 @@ class ChunkCounts:
     # -- persistence -----------------------------------------------------------------------
     def __getstate__(self) -> dict[str, Any]:
         # The table pickles as three flat byte strings (see ChunkCounter.__reduce__).
-        return {"spec": self.pretokenizer.spec(), "special_tokens": self.special_tokens,
-                "table": self._table, "max_undercount": self.max_undercount,
+        with self._state:  # a copy: the table pickles after this returns, maybe mid-update
+            table = self._table.copy()
+        return {"state_version": STATE_VERSION, "spec": self.pretokenizer.spec(),
+                "special_tokens": self.special_tokens, "table": table,
+                "max_undercount": self.max_undercount,
                 "max_unique": self.max_unique, "max_bytes": self.max_bytes}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        """Accepts this version's state and the older ``"counts": {chunk str: count}`` one."""
-        self.pretokenizer = pretokenizer_from_spec(state["spec"])
-        self.special_tokens = tuple(state["special_tokens"])
+        """Accepts this version's state and the older ``"counts": {chunk str: count}`` one;
+        anything else (a newer cybpe's state, a damaged one) is a :class:`FormatError`."""
+        if not isinstance(state, dict):
+            raise FormatError(f"ChunkCounts state must be a dict, not {type(state).__name__}")
+        version = state.get("state_version", 0)
+        if not isinstance(version, int) or version > STATE_VERSION:
+            raise FormatError(
+                f"ChunkCounts state version {version!r}: this cybpe reads versions 0..{STATE_VERSION}"
+                " (pickled by a newer cybpe?)"
+            )
+        spec = state.get("spec")
+        if not isinstance(spec, dict):
+            raise FormatError("ChunkCounts state has no pre-tokenizer spec")
+        self.pretokenizer = pretokenizer_from_spec(spec)
+        try:
+            self.special_tokens = tuple(sorted(checked_special_tokens(state.get("special_tokens", ()))))
+        except InvalidParameterError as exc:
+            raise FormatError(f"ChunkCounts state: {exc}") from None
         self._splitter = SpecialTokenSplitter(self.special_tokens)
+        self._new_locks()
         table = state.get("table")
         if not isinstance(table, ChunkCounter):
             table = ChunkCounter()
-            table.add_counts(state.get("counts", {}))
+            try:
+                table.add_counts(state.get("counts", {}))
+            except InvalidParameterError as exc:
+                raise FormatError(f"ChunkCounts state: {exc}") from None
         self._table = table
         self.max_undercount = int(state.get("max_undercount", 0))
         self.max_unique, self.max_bytes = state.get("max_unique"), state.get("max_bytes")
@@ -349,6 +427,10 @@ class ChunkCounts:
             raise FormatError(f"{path}: no such file") from None
         except IsADirectoryError:
             raise FormatError(f"{path}: a directory, not a chunk-counts file") from None
+        except OSError as exc:
+            raise FormatError(f"{path}: cannot read the file: {exc.strerror or exc}") from None
+        except TypeError:
+            raise ParameterTypeError(f"ChunkCounts.load() takes a path, not {type(path).__name__}") from None
         return cls._load_json(path)
 
     @classmethod
@@ -365,13 +447,7 @@ class ChunkCounts:
 
     @classmethod
     def _load_json(cls, path: Union[str, os.PathLike]) -> "ChunkCounts":
-        try:
-            with open(path, encoding="utf-8") as f:
-                doc = json.load(f)
-        except FileNotFoundError:
-            raise FormatError(f"{path}: no such file") from None
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise FormatError(f"{path}: not a chunk-counts file ({exc})") from None
+        doc = read_json(path)
         if not isinstance(doc, dict) or doc.get("format") != FORMAT_NAME:
             raise FormatError(f"{path}: not a {FORMAT_NAME} file")
         if doc.get("version") not in (1, 2):
@@ -380,18 +456,27 @@ class ChunkCounts:
             )
         new = cls.__new__(cls)
         try:
-            new.__setstate__({"spec": doc["pretokenizer"], "special_tokens": doc["special_tokens"], "counts": {},
+            spec, specials, chunks = doc["pretokenizer"], doc["special_tokens"], doc["chunks"]
+            if not isinstance(spec, dict) or not isinstance(specials, list) or not isinstance(chunks, list):
+                raise FormatError(f"{path}: corrupt chunk-counts file (pretokenizer, special_tokens "
+                                  "or chunks of the wrong type)")
+            new.__setstate__({"spec": spec, "special_tokens": specials, "counts": {},
                               "max_undercount": doc.get("max_undercount", 0)})
             pairs: list[tuple[bytes, int]] = []
-            for i, (b64, n) in enumerate(doc["chunks"]):
-                if not isinstance(n, int) or isinstance(n, bool) or n <= 0:
+            for i, entry in enumerate(chunks):
+                if not isinstance(entry, list) or len(entry) != 2 or not isinstance(entry[0], str):
+                    raise FormatError(f"{path}: chunk {i} is not a [base64, count] pair")
+                b64, n = entry
+                if not isinstance(n, int) or isinstance(n, bool) or n <= 0 or n >= 2**63:
                     raise FormatError(f"{path}: chunk {i} has count {n!r}")
                 chunk = base64.b64decode(b64, validate=True)
                 chunk.decode("utf-8")  # chunks are whole UTF-8 text pieces
                 pairs.append((chunk, n))
             new._table.add_counts(pairs)
-        except FormatError:
-            raise
+        except FormatError as exc:
+            if str(exc).startswith(f"{path}:"):
+                raise
+            raise FormatError(f"{path}: {exc}") from None
         except (KeyError, TypeError, ValueError, OverflowError) as exc:
             raise FormatError(f"{path}: corrupt chunk-counts file ({exc!r})") from None
         return new

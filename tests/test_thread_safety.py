@@ -1,0 +1,156 @@
+"""The thread-safety statements of the README, each checked against a one-thread reference.
+
+Every public type says which methods may run in several threads at once (README, "Errors,
+limits and threads"). Each test runs those methods from several threads on shared objects and
+compares every result with the result of the same call made alone.
+"""
+
+from __future__ import annotations
+
+import pickle
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+import cybpe
+from cybpe.errors import ConcurrentUseError
+
+THREADS = 4
+TEXTS = [f"text {i}: Hello world, the quick brown fox {i * 37} jumps. Ünïcödé 中文 <|eot|> 🙂 "
+         * (1 + i % 7) for i in range(200)]
+
+
+@pytest.fixture(scope="module")
+def tok() -> cybpe.Tokenizer:
+    return cybpe.train(TEXTS, 400, special_tokens=["<|eot|>"], progress=False)
+
+
+def _run_in_threads(work, items):
+    """``work(item)`` for every item, on THREADS threads started together; results in order."""
+    start = threading.Barrier(THREADS)
+
+    def one_thread(k):
+        start.wait()
+        return [work(item) for item in items[k::THREADS]]
+
+    with ThreadPoolExecutor(THREADS) as pool:
+        parts = list(pool.map(one_thread, range(THREADS)))
+    out = [None] * len(items)
+    for k, part in enumerate(parts):
+        out[k::THREADS] = part
+    return out
+
+
+def test_tokenizer_methods_are_thread_safe(tok):
+    calls = {
+        "encode": lambda t: tok.encode(t, allowed_special="all"),
+        "encode_ordinary": tok.encode_ordinary,
+        "count": tok.count,
+        "encode_to_numpy": lambda t: list(tok.encode_to_numpy(t, disallowed_special=())),
+        "decode": lambda t: tok.decode(tok.encode(t, allowed_special="all")),
+        "encode_batch": lambda t: tok.encode_batch([t, t[::-1]], num_threads=2, allowed_special="all"),
+        "encode_ordinary_batch": lambda t: tok.encode_ordinary_batch([t, t[:5]], num_threads=2),
+        "varying specials": lambda t: tok.encode(t, allowed_special={"<|eot|>"} if len(t) % 2 else set(),
+                                                 disallowed_special=()),
+        "pickle": lambda t: pickle.loads(pickle.dumps(tok)).encode(t, disallowed_special=()),
+    }
+    for name, call in calls.items():
+        reference = [call(t) for t in TEXTS]
+        assert _run_in_threads(call, TEXTS) == reference, name
+
+
+def test_pretokenizer_split_is_thread_safe():
+    for name in ("cl100k", "gpt2", "gpt4-digits-rtl"):
+        pre = cybpe.get_pretokenizer(name)
+        reference = [pre.split(t) for t in TEXTS]
+        assert _run_in_threads(pre.split, TEXTS) == reference, name
+        regex_only = pre.with_regex_only()
+        assert _run_in_threads(regex_only.split, TEXTS) == reference, name
+
+
+def test_registry_functions_are_thread_safe():
+    reference = [cybpe.get_pretokenizer(n) for n in ("cl100k", "o200k", "gpt2", "abugida")] * 10
+    found = _run_in_threads(lambda p: cybpe.get_pretokenizer(p.name), reference)
+    assert found == reference
+    listing = cybpe.list_pretokenizers()
+    assert _run_in_threads(lambda _: cybpe.list_pretokenizers(), range(8)) == [listing] * 8
+
+
+def test_chunk_counts_readers_during_an_update():
+    """Reads wait for the update in progress: every read sees the counts of a whole number of
+    update() calls, and the final counts equal one thread's."""
+    counts = cybpe.ChunkCounts("cl100k", ["<|eot|>"])
+    one_pass = cybpe.ChunkCounts("cl100k", ["<|eot|>"]).update(TEXTS)
+    rounds = 6
+    done = threading.Event()
+
+    def writer():
+        for _ in range(rounds):
+            counts.update(TEXTS)
+        done.set()
+
+    snapshots = []
+
+    def reader(_):
+        while not done.is_set():
+            items = counts.items()
+            snapshots.append(sum(n for _, n in items))
+            assert [c for c, _ in counts.items()] == sorted(c for c, _ in counts.items())
+            counts.sorted_arrays()
+            counts.most_common(3)
+            pickle.dumps(counts)
+        return True
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    with ThreadPoolExecutor(3) as pool:
+        assert all(pool.map(reader, range(3)))
+    thread.join()
+    assert all(total % one_pass.total == 0 for total in snapshots)
+    expected = one_pass.copy()
+    for _ in range(rounds - 1):
+        expected += one_pass
+    assert counts == expected
+
+
+def test_chunk_counts_writers_one_at_a_time():
+    """A second concurrent writer gets ConcurrentUseError and counts nothing; the parallel way
+    (empty_like per thread, then +) gives the one-thread counts."""
+    counts = cybpe.ChunkCounts("cl100k")
+    outcomes = []
+
+    def writer(batch):
+        try:
+            counts.update(batch)
+            return batch
+        except ConcurrentUseError:
+            return None
+
+    batches = [TEXTS * 5 for _ in range(THREADS)]
+    written = [b for b in _run_in_threads(writer, batches) if b is not None]
+    outcomes.append(len(written))
+    reference = cybpe.ChunkCounts("cl100k").update(TEXTS * 5)
+    assert counts.total == reference.total * len(written) and len(written) >= 1
+    parts = _run_in_threads(lambda batch: counts.empty_like().update(batch), [TEXTS[k::4] for k in range(4)])
+    assert sum(parts) == cybpe.ChunkCounts("cl100k").update(TEXTS)
+
+
+def test_stream_decoders_one_per_thread(tok):
+    """StreamDecoder is not shared between threads (README); one per thread is safe."""
+    ids = [tok.encode(t, allowed_special="all") for t in TEXTS]
+
+    def decode_in_pieces(sequence):
+        decoder = tok.stream_decoder()
+        return "".join(decoder.feed(sequence[k:k + 3]) for k in range(0, len(sequence), 3)) + decoder.flush()
+
+    assert _run_in_threads(decode_in_pieces, ids) == [tok.decode(s) for s in ids]
+
+
+def test_training_in_threads_is_deterministic():
+    reference = cybpe.train(TEXTS, 300, progress=False)
+    results = _run_in_threads(lambda _: cybpe.train(TEXTS, 300, progress=False), range(THREADS))
+    assert all(r == reference for r in results)
+    counts = cybpe.ChunkCounts("cl100k").update(TEXTS)
+    results = _run_in_threads(lambda _: cybpe.train(counts, 300, progress=False), range(THREADS))
+    assert all(r.vocab == reference.vocab for r in results)

@@ -22,7 +22,7 @@ LIBS = ["cybpe", "cybpe-1thread", "tiktoken-loop", "tiktoken-batch", "hf-batch"]
 def dataset(tmp_path_factory):
     folder = tmp_path_factory.mktemp("dataset")
     if shared_path() is None:
-        text = "".join(p.read_text(encoding="utf-8") for p in sorted((REPO / "tests" / "data" / "udhr").glob("*.txt"))) * 3
+        text = "".join(p.read_text(encoding="utf-8") for p in sorted((REPO / "cybpe" / "data" / "udhr").glob("*.txt"))) * 3
     else:
         text = training_text(20)
     paths, size, start = [], 200_000, 0

@@ -18,8 +18,9 @@ import pytest
 import cybpe as lib
 from cybpe.errors import CorpusError, DisallowedSpecialTokenError, InvalidParameterError
 
+from support import UDHR_DIR as UDHR
+
 DATA = Path(__file__).parent / "data"
-UDHR = DATA / "udhr"
 
 
 def cybpe(*args, input: bytes | None = None, check: bool = True, stdout=None):

@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from support import UDHR_DIR
+
 PLUGIN_DIR = Path(__file__).parent / "compiled_plugin_example"
 DATA = Path(__file__).parent / "data"
 
@@ -78,7 +80,7 @@ print(json.dumps(result))
 
 
 def test_compiled_third_party_scanner_trains_and_encodes_like_its_regex(installed_compiled_plugin):
-    samples = [str(DATA / "python_sample.txt")] + sorted(str(p) for p in (DATA / "udhr").glob("*.txt"))[:6]
+    samples = [str(DATA / "python_sample.txt")] + sorted(str(p) for p in UDHR_DIR.glob("*.txt"))[:6]
     result = json.loads(_run(installed_compiled_plugin, samples))
     assert result["scanner_type"] == "cybpe_ascii_words.scanner.AsciiWordScanner"
     assert result["is_base"] and result["uses_scanner"]

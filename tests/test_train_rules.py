@@ -17,11 +17,11 @@ from cybpe.training.rules import no_merges_across_scripts, script_of
 from cybpe.reference.trainer import reference_train_merges
 from cybpe.training.trainer import _train_merges_seeded, train_merges
 from cybpe.errors import InvalidParameterError, TrainingError
-from support import DATA_DIR
+from support import UDHR_DIR
 from test_trainer_core import (FIELDS, LLAMA3_PATTERN, byte_level_decoder, corpora, count_chunks,
                                merged_bytes, read_training_prefix)
 
-UDHR = {p.stem: p.read_text(encoding="utf-8") for p in sorted((DATA_DIR / "udhr").glob("*.txt"))}
+UDHR = {p.stem: p.read_text(encoding="utf-8") for p in sorted(UDHR_DIR.glob("*.txt"))}
 TEXTS = list(UDHR.values())
 
 

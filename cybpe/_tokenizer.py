@@ -283,6 +283,8 @@ class Tokenizer:
                                   disallowed_special: SpecialSet = "all") -> list[tuple[np.ndarray, np.ndarray]]:
         """:meth:`encode_with_offsets_to_numpy` of many texts on ``num_threads`` threads (each
         thread's slice in one GIL-free pass when the pre-tokenizer is a built-in scanner)."""
+        texts = _text_list(texts, "encode_batch_with_offsets")
+
         def encode_slice(part: list[str]) -> list[tuple[np.ndarray, np.ndarray]]:
             flat = self._flat_batch(part, -1, True, allowed_special, disallowed_special)
             if flat is None:

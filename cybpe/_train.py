@@ -94,6 +94,10 @@ def train(
     Approximate counts (from a memory cap) train as they are; the report in
     ``tokenizer.metadata["training"]`` records ``exact_counts`` and ``max_undercount``.
     """
+    _check_int("max_token_length", max_token_length, allow_none=True)
+    _check_int("superword_from", superword_from, allow_none=True)
+    if not isinstance(return_counts, bool):
+        raise ParameterTypeError(f"train(): return_counts must be True or False, not {type(return_counts).__name__}")
     if superword_from is not None:
         if return_counts:
             raise InvalidParameterError("return_counts is not available with superword_from (two counts are made)")
@@ -229,7 +233,7 @@ def _train_superbpe(corpus: Corpus, vocab_size: int, pretokenizer: Union[str, Pr
             f"{type(corpus).__name__}: stage 2 counts it again with another pre-tokenizer")
     if not isinstance(superword_from, int) or not 256 <= superword_from <= vocab_size:
         raise InvalidParameterError(
-            f"superword_from must be an int in [256, vocab_size={vocab_size}]; got {superword_from!r}")
+            f"superword_from must be an int in [256, vocab_size={vocab_size}]; got {describe(superword_from)}")
     specials = checked_special_tokens(special_tokens)
     veto, veto_name = resolve_veto(merge_veto)
     pretokenizer_params = options.pop("pretokenizer_params")

@@ -37,6 +37,9 @@ def write_every_format(tokenizer, folder, text: str) -> dict[str, str]:
     tokenizer.save(paths["native"])
     tokenizer.to_tiktoken(paths["tiktoken"])
     tokenizer.to_hf(paths["hf"])
-    tokenizer.to_gpt2(paths["gpt2-encoder"], paths["gpt2-merges"])
+    # GPT-2 files always mean GPT-2's pre-tokenizer (to_gpt2 refuses any other): write the same
+    # vocabulary under it.
+    as_gpt2 = tokenizer if tokenizer.pretokenizer.name == "gpt2" else cybpe.Tokenizer(tokenizer.vocab, "gpt2")
+    as_gpt2.to_gpt2(paths["gpt2-encoder"], paths["gpt2-merges"])
     cybpe.ChunkCounts("cl100k", sorted(tokenizer.special_tokens)).update([text]).save(paths["counts"])
     return paths

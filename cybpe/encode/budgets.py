@@ -23,7 +23,7 @@ from typing import Iterator, NamedTuple, Optional, Sequence
 
 import numpy as np
 
-from cybpe.errors import InvalidParameterError
+from cybpe.errors import InvalidParameterError, ParameterTypeError, describe
 
 
 class TextChunk(NamedTuple):
@@ -49,9 +49,12 @@ def char_boundaries(spans: np.ndarray, text_length: int) -> tuple[np.ndarray, np
 
 
 def check_budget(max_tokens: int, name: str = "max_tokens") -> int:
-    if isinstance(max_tokens, bool) or not isinstance(max_tokens, (int, np.integer)) or max_tokens < 0:
-        raise InvalidParameterError(f"{name} must be a non-negative int, not {max_tokens!r}")
-    return int(max_tokens)
+    if isinstance(max_tokens, bool) or not isinstance(max_tokens, (int, np.integer)):
+        raise ParameterTypeError(f"{name} must be a non-negative int, not {describe(max_tokens)}")
+    if max_tokens < 0:
+        raise InvalidParameterError(f"{name} must be a non-negative int, not {max_tokens}")
+    # larger budgets mean "no limit" (nothing has 2**62 tokens), and fit the C side's ssize_t
+    return int(min(max_tokens, 1 << 62))
 
 
 def truncate(ids: np.ndarray, spans: np.ndarray, text_length: int, max_tokens: int) -> tuple[np.ndarray, int]:

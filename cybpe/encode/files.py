@@ -26,7 +26,8 @@ import numpy as np
 
 from cybpe.training.corpus import read_blocks
 from cybpe.training.progress import Progress
-from cybpe.errors import InvalidParameterError
+from cybpe.io.atomic import checked_path
+from cybpe.errors import InvalidParameterError, ParameterTypeError
 
 PathLike = Union[str, "os.PathLike[str]"]
 DTYPES = {"uint16": np.dtype("<u2"), "uint32": np.dtype("<u4")}
@@ -141,6 +142,14 @@ def encode_files(tokenizer, paths: Iterable[PathLike], output: PathLike, *, dtyp
     of its whole text; ``eot`` (True, a special token, or an id) is appended after each file.
     ``errors`` handles invalid UTF-8 as ``bytes.decode`` does (default: raise, naming the file
     and byte offset). ``workers`` threads encode (default: all cores)."""
+    from cybpe._tokenizer import Tokenizer
+
+    if not isinstance(tokenizer, Tokenizer):
+        raise ParameterTypeError(f"encode_files() takes a cybpe.Tokenizer, not {type(tokenizer).__name__}")
+    if isinstance(paths, (str, bytes, bytearray, os.PathLike)) or not hasattr(paths, "__iter__"):
+        raise ParameterTypeError(f"encode_files(): paths must be a list of paths, not {type(paths).__name__}")
+    paths = [checked_path(p, "encode_files(): a path") for p in paths]
+    checked_path(output, "encode_files(): output")
     found = output_dtype(tokenizer, dtype)
     end_id = eot_id(tokenizer, eot)
     paths = [os.fspath(p) for p in paths]

@@ -195,6 +195,7 @@ def count(
                          **pretokenizer_params)
     if isinstance(corpus, (str, os.PathLike, Shard)):
         corpus = [corpus]
-    elif isinstance(corpus, bytes):
-        raise CorpusError("count() takes str texts or paths, not bytes")
+    elif isinstance(corpus, (bytes, bytearray)) or not hasattr(corpus, "__iter__"):
+        raise ParameterTypeError(
+            f"count() takes a str text, a path, a Shard or an iterable of them, not {type(corpus).__name__}")
     return count_corpus(counts, corpus, workers=workers, errors=errors)

@@ -16,13 +16,13 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping, Optional, Sequence, Union
 
-from cybpe.io.atomic import atomic_write_text, atomic_writer, read_json
+from cybpe.io.atomic import atomic_write_text, atomic_writer, checked_path, read_json
 from cybpe.training.chunk_counter import ChunkCounter
 from cybpe.pretokenize.pretokenizer import PreTokenizer
 from cybpe.pretokenize.registry import get_pretokenizer, pretokenizer_from_spec
 from cybpe.pretokenize.scanner_api import BaseScanner
 from cybpe.pretokenize.specials import SpecialTokenSplitter, checked_special_tokens
-from cybpe.errors import ConcurrentUseError, FormatError, InvalidParameterError, ParameterTypeError
+from cybpe.errors import ConcurrentUseError, FormatError, InvalidParameterError, ParameterTypeError, describe
 from cybpe.pretokenize.text import clean_surrogates
 from cybpe.training import counts_file
 from cybpe.training.shards import Shard, cut_splitter, read_blocks
@@ -377,8 +377,15 @@ class ChunkCounts:
             except InvalidParameterError as exc:
                 raise FormatError(f"ChunkCounts state: {exc}") from None
         self._table = table
-        self.max_undercount = int(state.get("max_undercount", 0))
-        self.max_unique, self.max_bytes = state.get("max_unique"), state.get("max_bytes")
+        undercount = state.get("max_undercount", 0)
+        if isinstance(undercount, bool) or not isinstance(undercount, int) or undercount < 0:
+            raise FormatError(f"ChunkCounts state: max_undercount must be an int >= 0, not {describe(undercount)}")
+        self.max_undercount = undercount
+        try:
+            self.max_unique = _check_cap(state.get("max_unique"), "max_unique")
+            self.max_bytes = _check_cap(state.get("max_bytes"), "max_bytes")
+        except InvalidParameterError as exc:
+            raise FormatError(f"ChunkCounts state: {exc}") from None
 
     def _metadata(self) -> dict[str, Any]:
         return {"pretokenizer": self.pretokenizer.spec(), "special_tokens": list(self.special_tokens),
@@ -391,8 +398,9 @@ class ChunkCounts:
         ``format="auto"``: JSON for a ``.json`` name (readable, for small counts), else the
         binary format (:mod:`cybpe.training.counts_file`; 10 M chunks in about a second).
         ``compress`` (binary only): None, ``"zstd"`` or ``"gzip"``."""
-        if format not in ("auto", "binary", "json"):
-            raise InvalidParameterError(f"format must be 'auto', 'binary' or 'json', not {format!r}")
+        path = checked_path(path, "ChunkCounts.save(): path")
+        if not isinstance(format, str) or format not in ("auto", "binary", "json"):
+            raise InvalidParameterError(f"format must be 'auto', 'binary' or 'json', not {describe(format)}")
         if format == "json" or (format == "auto" and os.fspath(path).endswith(".json")):
             if compress is not None:
                 raise InvalidParameterError("compress= applies to the binary format only")
@@ -416,6 +424,7 @@ class ChunkCounts:
     @classmethod
     def load(cls, path: Union[str, os.PathLike]) -> "ChunkCounts":
         """Read a file written by :meth:`save` (binary or JSON, told apart by its first bytes)."""
+        path = checked_path(path, "ChunkCounts.load(): path")
         try:
             with open(path, "rb") as f:
                 head = f.read(len(counts_file.MAGIC))
@@ -483,6 +492,8 @@ class ChunkCounts:
 
 
 def _check_cap(value: Optional[int], name: str) -> Optional[int]:
-    if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 2):
-        raise InvalidParameterError(f"{name} must be an integer ≥ 2 or None, got {value!r}")
+    if value is not None and (not isinstance(value, int) or isinstance(value, bool)):
+        raise ParameterTypeError(f"{name} must be an integer ≥ 2 or None, not {describe(value)}")
+    if value is not None and value < 2:
+        raise InvalidParameterError(f"{name} must be an integer ≥ 2 or None, got {value}")
     return value

@@ -15,7 +15,7 @@ from typing import Callable, Optional, Union
 
 import regex
 
-from cybpe.errors import InvalidParameterError
+from cybpe.errors import InvalidParameterError, ParameterTypeError, describe
 
 MergeVeto = Callable[[bytes, bytes], object]
 
@@ -139,8 +139,8 @@ def resolve_veto(merge_veto: Union[None, str, MergeVeto]) -> tuple[Optional[Merg
         if merge_veto not in BUILTIN_VETOES:
             raise InvalidParameterError(
                 f"merge_veto must be a callable or one of {sorted(BUILTIN_VETOES)}; "
-                f"got {merge_veto!r}")
+                f"got {describe(merge_veto)}")
         return BUILTIN_VETOES[merge_veto], merge_veto
     if not callable(merge_veto):
-        raise InvalidParameterError(f"merge_veto must be callable or a name; got {merge_veto!r}")
+        raise ParameterTypeError(f"merge_veto must be callable or a name; got {describe(merge_veto)}")
     return merge_veto, getattr(merge_veto, "__qualname__", "custom")

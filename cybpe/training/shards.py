@@ -23,7 +23,8 @@ from typing import Any, Callable, Iterable, Iterator, NamedTuple, Optional, Sequ
 
 import regex
 
-from cybpe.errors import CorpusError, InvalidParameterError
+from cybpe.io.atomic import checked_path
+from cybpe.errors import CorpusError, InvalidParameterError, ParameterTypeError, describe
 from cybpe.io.readers import detect_compression, is_url, iter_text, open_raw
 
 BLOCK_CHARS = 1 << 22  # ~4 M characters per block counted at once (sent to a worker)
@@ -156,11 +157,16 @@ def shards(
     file has no safe cut (one giant line, no newline) or is compressed (one shard per file).
     Give the pre-tokenizer and special tokens that will count the shards.
     """
-    if not isinstance(n, int) or isinstance(n, bool) or n < 1:
-        raise InvalidParameterError(f"shards(): n must be an integer ≥ 1, got {n!r}")
+    if not isinstance(n, int) or isinstance(n, bool):
+        raise ParameterTypeError(f"shards(): n must be an integer ≥ 1, not {describe(n)}")
+    if n < 1:
+        raise InvalidParameterError(f"shards(): n must be an integer ≥ 1, got {n}")
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
-    sources = [p if is_url(p) else Path(p) for p in paths]  # type: ignore[arg-type]
+    elif isinstance(paths, (bytes, bytearray)) or not hasattr(paths, "__iter__"):
+        raise ParameterTypeError(f"shards(): paths must be a path or an iterable of paths, not {type(paths).__name__}")
+    sources = [p if isinstance(p, str) and is_url(p) else Path(checked_path(p, "shards(): a path"))
+               for p in paths]
     if not sources:
         return []
     sizes = [_size_and_kind(s) for s in sources]

@@ -38,6 +38,12 @@ def tok() -> cybpe.Tokenizer:
     return cybpe.train([TEXT * 30], 320, special_tokens=["<|eot|>"], progress=False)
 
 
+@pytest.fixture(scope="module")
+def gpt2_tok() -> cybpe.Tokenizer:
+    """Trained with GPT-2's pre-tokenizer: GPT-2 files cannot carry another one (to_gpt2 refuses)."""
+    return cybpe.train([TEXT * 30], 320, "gpt2", special_tokens=["<|eot|>"], progress=False)
+
+
 @pytest.fixture()
 def quick_regex_bound():
     previous = cybpe.set_regex_timeout(0.2, 2.0)
@@ -170,9 +176,9 @@ def test_regex_bound_is_configurable():
 # ------------------------------------------------------------------- silent wrong results
 
 
-def test_truncated_gpt2_merges_are_a_format_error(tmp_path, tok):
+def test_truncated_gpt2_merges_are_a_format_error(tmp_path, gpt2_tok):
     enc, bpe = tmp_path / "encoder.json", tmp_path / "vocab.bpe"
-    tok.to_gpt2(enc, bpe)
+    gpt2_tok.to_gpt2(enc, bpe)
     lines = bpe.read_text().split("\n")
     for kept in (1, len(lines) // 2):  # only the version line; half of the merges
         bad = tmp_path / f"cut{kept}.bpe"
@@ -182,15 +188,15 @@ def test_truncated_gpt2_merges_are_a_format_error(tmp_path, tok):
     bad.write_text("")
     with pytest.raises(FormatError, match="truncated"):
         cybpe.Tokenizer.from_gpt2(enc, bad)
-    assert cybpe.Tokenizer.from_gpt2(enc, bpe).encode("Hello world") == tok.encode("Hello world")
+    assert cybpe.Tokenizer.from_gpt2(enc, bpe).encode("Hello world") == gpt2_tok.encode("Hello world")
 
 
-def test_gpt2_added_tokens_still_load(tmp_path, tok):
+def test_gpt2_added_tokens_still_load(tmp_path, gpt2_tok):
     enc, bpe = tmp_path / "encoder.json", tmp_path / "vocab.bpe"
-    tok.to_gpt2(enc, bpe)
+    gpt2_tok.to_gpt2(enc, bpe)
     loaded = cybpe.Tokenizer.from_gpt2(enc, bpe)
-    assert loaded.special_tokens == tok.special_tokens
-    plain = cybpe.Tokenizer(cybpe.Vocab(tok.vocab.tokens, tok.vocab.merges, {"eot": 400}, True, True))
+    assert loaded.special_tokens == gpt2_tok.special_tokens
+    plain = cybpe.Tokenizer(cybpe.Vocab(gpt2_tok.vocab.tokens, gpt2_tok.vocab.merges, {"eot": 400}, True, True), "gpt2")
     with pytest.raises(FormatError, match="read back as an ordinary token"):
         plain.to_gpt2(tmp_path / "e2.json", tmp_path / "v2.bpe")
 
@@ -356,10 +362,10 @@ def test_chunk_counts_load_errors_name_the_file(tmp_path):
             cybpe.ChunkCounts.load(locked)
 
 
-def test_save_errors_name_the_destination(tmp_path, tok):
+def test_save_errors_name_the_destination(tmp_path, tok, gpt2_tok):
     missing = tmp_path / "no-such-folder" / "tok.json"
     savers = [tok.save, tok.to_tiktoken, tok.to_hf, cybpe.ChunkCounts("cl100k").save,
-              lambda p: tok.to_gpt2(p, tmp_path / "no-such-folder" / "vocab.bpe")]
+              lambda p: gpt2_tok.to_gpt2(p, tmp_path / "no-such-folder" / "vocab.bpe")]
     for save in savers:
         with pytest.raises(SaveError) as caught:
             save(missing)

@@ -42,6 +42,8 @@ def train_merges(
     veto: Optional[Veto] = None,
     seed_tokens: Sequence[bytes] = (),
     forced_merges: Sequence[tuple[int, int]] = (),
+    forced_counts: Optional[Sequence[int]] = None,
+    replay: str = "encode",
 ) -> MergeResult: ...
 def _train_merges_seeded(
     chunks: Iterable[bytes],
@@ -55,6 +57,8 @@ def _train_merges_seeded(
     max_token_length: Optional[int] = None,
     veto: Optional[Veto] = None,
     forced_merges: Sequence[tuple[int, int]] = (),
+    forced_counts: Optional[Sequence[int]] = None,
+    replay: str = "encode",
 ) -> tuple[MergeResult, dict[str, int]]: ...
 def check_rules(max_token_length: Optional[int], veto: Optional[Veto]) -> int: ...
 def check_forced(
@@ -62,6 +66,21 @@ def check_forced(
 ) -> list[tuple[int, int]]: ...
 
 class _MergeTrainer:
+    forced_counts: Optional[list[int]]
+    def load_tokens(
+        self,
+        ids: npt.NDArray[np.int32],
+        starts: npt.NDArray[np.int64],
+        weights: npt.NDArray[np.int64],
+        byte_order: list[int],
+        n_target: int,
+        min_frequency: int,
+        seed_tokens: list[bytes],
+        max_token_length: int,
+        veto: Optional[Veto],
+        forced_merges: list[tuple[int, int]],
+        forced_counts: list[int],
+    ) -> None: ...
     def load(
         self,
         chunks: list[bytes],

@@ -3,16 +3,24 @@ r"""SuperBPE's stage-2 pre-tokenizer: only numbers split the text (arXiv 2503.13
 Stage 2 of SuperBPE learns superword tokens, so spaces, punctuation and newlines no longer cut
 pieces. Number runs (``\p{N}``) are their own pieces, cut into groups of three from the right
 (``1234567`` -> ``1|234|567``), as in the paper's released tokenizers; everything between two
-numbers is one piece. The cut is written with a lookahead, so the one pattern string exports to
-tiktoken and HF ``tokenizer.json`` unchanged.
+numbers is one piece.
+
+The cut is written two ways. Here the pattern matches whole number runs and a refine step cuts
+them (linear time); the export pattern writes the cut as a lookahead, one regex that tiktoken and
+HF ``tokenizer.json`` read with the same spans. The lookahead alone is quadratic on a long number
+run (each group looks at the rest of the run): a million digits ran past the regex time bound.
 """
 
 from cybpe.hookspecs import hookimpl
+from cybpe_pretokenizers.gpt4_digits_rtl import group_digits_right_to_left
 
-PATTERN = r"""\p{N}{1,3}(?=(?:\p{N}{3})*(?!\p{N}))|[^\p{N}]+"""
+PATTERN = r"""\p{N}++|[^\p{N}]++"""
+
+#: The same spans from one regex, for libraries without a refine step.
+EXPORT_PATTERN = r"""\p{N}{1,3}(?=(?:\p{N}{3})*(?!\p{N}))|[^\p{N}]+"""
 
 
 @hookimpl
 def cybpe_register_pretokenizers(register):
     """SuperBPE stage 2: only numbers split (groups of three from the right); words may merge."""
-    register("superbpe", PATTERN)
+    register("superbpe", PATTERN, refine=group_digits_right_to_left, export_pattern=EXPORT_PATTERN)

@@ -43,7 +43,7 @@ def assert_exports_agree(tok, texts, tmp_path):
     again = cybpe.Tokenizer.load(tmp_path / "tok.json")
     assert again.vocab == tok.vocab and again.metadata == tok.metadata
     tok.to_tiktoken(tmp_path / "tok.tiktoken")
-    enc = tiktoken.Encoding("t", pat_str=tok.pretokenizer.pattern,
+    enc = tiktoken.Encoding("t", pat_str=tok.pretokenizer.export_pattern,
                             mergeable_ranks=load_tiktoken_bpe(str(tmp_path / "tok.tiktoken")),
                             special_tokens=tok.special_tokens)
     tok.to_hf(tmp_path / "tokenizer.json")
@@ -389,7 +389,7 @@ def test_superbpe_stage_two_equals_the_reference_and_keeps_stage_one(tmp_path):
     # stage 2 against the reference trainer: superbpe chunks, stage 1 replayed, the vetoes
     counts = {}
     for text in SUPERBPE_TEXT:
-        for piece in regex.findall(tok.pretokenizer.pattern, text):
+        for piece in regex.findall(tok.pretokenizer.export_pattern, text):
             counts[piece.encode()] = counts.get(piece.encode(), 0) + 1
     slow = reference_train_merges(list(counts), list(counts.values()), vocab_size - t,
                                   seed_tokens=stage1.vocab.tokens[256:],
@@ -404,7 +404,7 @@ def test_superbpe_stage_two_equals_the_reference_and_keeps_stage_one(tmp_path):
         assert b": " not in token and len([w for w in token.split(b" ") if w]) <= 4
     # encoding: the reference encoder over the stage-2 pieces, tiktoken and HF on the exports
     for text in SUPERBPE_TEXT:
-        pieces = [p.encode() for p in regex.findall(tok.pretokenizer.pattern, text)]
+        pieces = [p.encode() for p in regex.findall(tok.pretokenizer.export_pattern, text)]
         assert tok.encode_ordinary(text) == reference_encode(pieces, tok.vocab.tokens)
     assert_exports_agree(tok, SUPERBPE_TEXT + TEXTS, tmp_path)
     assert cybpe.Tokenizer.load(tmp_path / "tok.json").metadata["training"]["stages"] == \

@@ -19,6 +19,7 @@ import regex
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import cybpe
 from cybpe.encode.encoder import RankEncoder
 from cybpe.reference.encoder import (
     all_splits_table,
@@ -443,7 +444,8 @@ def test_c_api_from_another_cython_module(tmp_path):
     """Another extension cimports RankEncoder and encodes with the GIL released."""
     import subprocess
     import sys
-    repo = Path(__file__).resolve().parents[1]
+    # The installed package's .pxd files (a checkout in development, site-packages in CI).
+    repo = Path(cybpe.__file__).resolve().parents[1]
     (tmp_path / "use_encoder_c_api.pyx").write_text(C_API_USER)
     (tmp_path / "setup.py").write_text(
         "from setuptools import setup\nfrom Cython.Build import cythonize\n"
@@ -460,7 +462,7 @@ def test_c_api_from_another_cython_module(tmp_path):
         pickle.dump((encoder, data, ends, expected), f)
     checked = subprocess.run([sys.executable, "-c", C_API_CHECK, str(tmp_path),
                               str(tmp_path / "case.pkl")],
-                             capture_output=True, text=True, cwd=repo)
+                             capture_output=True, text=True, cwd=tmp_path)
     assert checked.returncode == 0 and checked.stdout.strip() == "ok", checked.stderr[-3000:]
 
 

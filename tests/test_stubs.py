@@ -5,13 +5,33 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from importlib.machinery import EXTENSION_SUFFIXES
 from pathlib import Path
 
 import pytest
 
-PACKAGE = Path(__file__).resolve().parents[1] / "cybpe"
+import cybpe
+
+# The package under test (the source tree in a development install, site-packages in CI's wheel
+# runs): its stubs ship beside its compiled modules.
+PACKAGE = Path(cybpe.__file__).resolve().parent
 ROOT = PACKAGE.parent
-COMPILED = sorted(".".join(p.relative_to(ROOT).with_suffix("").parts) for p in PACKAGE.glob("**/*.pyx"))
+
+
+def _compiled_modules() -> list[str]:
+    """Every compiled module: a .pyx source (a checkout) or an extension file (a wheel)."""
+    found = set()
+    for path in PACKAGE.rglob("*"):
+        name = path.name
+        if path.suffix == ".pyx":
+            found.add(path.relative_to(ROOT).with_suffix(""))
+        for suffix in EXTENSION_SUFFIXES:
+            if name.endswith(suffix):
+                found.add(path.relative_to(ROOT).with_name(name[: -len(suffix)]))
+    return sorted(".".join(module.parts) for module in found)
+
+
+COMPILED = _compiled_modules()
 
 
 @pytest.mark.parametrize("module", COMPILED)

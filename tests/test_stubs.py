@@ -25,9 +25,10 @@ def _compiled_modules() -> list[str]:
         name = path.name
         if path.suffix == ".pyx":
             found.add(path.relative_to(ROOT).with_suffix(""))
-        for suffix in EXTENSION_SUFFIXES:
+        for suffix in sorted(EXTENSION_SUFFIXES, key=len, reverse=True):  # the full tag first
             if name.endswith(suffix):
                 found.add(path.relative_to(ROOT).with_name(name[: -len(suffix)]))
+                break
     return sorted(".".join(module.parts) for module in found)
 
 

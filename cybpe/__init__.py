@@ -9,11 +9,14 @@ from cybpe.encode.files import encode_files as encode_files
 from cybpe.pretokenize.pretokenizer import PreTokenizer as PreTokenizer
 from cybpe.pretokenize.registry import get_pretokenizer as get_pretokenizer
 from cybpe.pretokenize.registry import list_pretokenizers as list_pretokenizers
+from cybpe.pretokenize.registry import pretokenizer_from_spec as pretokenizer_from_spec
 from cybpe.pretokenize.registry import register_plugin as register_plugin
 from cybpe.pretokenize.registry import unregister_plugin as unregister_plugin
 from cybpe.pretokenize.regex_spans import set_regex_timeout as set_regex_timeout
 from cybpe._tokenizer import StreamDecoder as StreamDecoder
 from cybpe._tokenizer import Tokenizer as Tokenizer
+from cybpe._load import load as load
+from cybpe._load import save as save
 from cybpe._train import train as train
 from cybpe.training.shards import Shard as Shard
 from cybpe.training.shards import shards as shards

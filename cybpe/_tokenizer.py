@@ -12,10 +12,16 @@ import numpy as np
 
 from cybpe.pretokenize.text import clean_surrogates
 from cybpe.encode.encoder import RankEncoder
-from cybpe.encode.fastpath import encode_scanned, encode_texts_flat, encode_texts_scanned
-from cybpe.pretokenize.scanner_api import BaseScanner
-from cybpe.pretokenize.pretokenizer import PreTokenizer
-from cybpe.pretokenize.registry import get_pretokenizer
+from cybpe.encode.fastpath import (
+    OUTPUT_ARRAY,
+    OUTPUT_COUNT,
+    OUTPUT_LIST,
+    encode_text,
+    encode_texts_flat,
+    encode_texts_scanned,
+)
+from cybpe.pretokenize.pretokenizer import PreTokenizer, regex_forced
+from cybpe.pretokenize.registry import get_pretokenizer, pretokenizer_from_spec
 from cybpe.pretokenize.specials import SpecialTokenSplitter
 from cybpe.formats.vocab import Vocab
 from cybpe.encode import budgets
@@ -105,6 +111,10 @@ class Tokenizer:
         # Splitters for the special-token sets that encode() is called with, built once each
         # (building one sorts, joins and compiles an alternation: 7x a short text's encode).
         self._splitters: dict[frozenset[str], SpecialTokenSplitter] = {}
+        # The per-call fast path (encode_ordinary, count, and encode with its default arguments):
+        # one compiled call from str to list (performance notes in cybpe/encode/fastpath.pyx).
+        self._fast_scanner = self.pretokenizer.compiled_scanner if normalizer is None else None
+        self._all_specials = self._splitter(set(vocab.special_tokens)) if vocab.special_tokens else None
 
     # -- properties --------------------------------------------------------------------------
     @property
@@ -129,28 +139,37 @@ class Tokenizer:
         return f"<Tokenizer{label} n_vocab={self.n_vocab} pretokenizer={self.pretokenizer!r}>"
 
     # -- encoding ----------------------------------------------------------------------------
-    def _encode_ordinary_array(self, text: str) -> np.ndarray:
+    def _encode_ordinary_as(self, text: str, output: int) -> Any:
+        """The ids of ``text`` (ordinary text) as encode_text's ``output`` says."""
         if type(text) is not str:
             text = _exact_str(text, "encode")
         if self.normalizer is not None:
             text = unicodedata.normalize(self.normalizer, clean_surrogates(text))
-        pre = self.pretokenizer
-        if pre.uses_scanner and isinstance(pre.scanner, BaseScanner):  # one GIL-free pass
-            try:
-                data = text.encode("utf-8")
-            except UnicodeEncodeError:  # lone surrogates: U+FFFD, as tiktoken
-                data = clean_surrogates(text).encode("utf-8")
-            ids = encode_scanned(self._encoder, pre.scanner, data)
+        scanner = self.pretokenizer.compiled_scanner
+        if scanner is not None and not regex_forced():  # one GIL-free pass: split + encode
+            ids = encode_text(self._encoder, scanner, text, output)
             if ids is not None:
                 return ids
             # the scanner gave up on this text (a compiled pattern past its step budget): its
             # split() asks the regex module instead
-            return self._encoder.encode_str_pieces(pre.scanner.split(clean_surrogates(text)))
-        return self._encoder.encode_str_pieces(pre.split(clean_surrogates(text)))
+            array = self._encoder.encode_str_pieces(scanner.split(clean_surrogates(text)))
+        else:
+            array = self._encoder.encode_str_pieces(self.pretokenizer.split(clean_surrogates(text)))
+        if output == OUTPUT_LIST:
+            return self._encoder.ids_list(array)
+        return int(array.shape[0]) if output == OUTPUT_COUNT else array
+
+    def _encode_ordinary_array(self, text: str) -> np.ndarray:
+        return self._encode_ordinary_as(text, OUTPUT_ARRAY)
 
     def encode_ordinary(self, text: str) -> list[int]:
         """Encode ignoring special tokens (their strings are ordinary text)."""
-        return self._encoder.ids_list(self._encode_ordinary_array(text))
+        scanner = self._fast_scanner
+        if scanner is not None and type(text) is str and not regex_forced():
+            ids = encode_text(self._encoder, scanner, text)
+            if ids is not None:
+                return ids
+        return self._encode_ordinary_as(text, OUTPUT_LIST)
 
     def _allowed(self, allowed_special: SpecialSet, disallowed_special: SpecialSet) -> tuple[set[str], set[str]]:
         if type(allowed_special) is str and allowed_special == "all":
@@ -216,6 +235,12 @@ class Tokenizer:
         if max_tokens is not None:
             return self.truncate(text, max_tokens, allowed_special=allowed_special,
                                  disallowed_special=disallowed_special)[0]
+        if (type(disallowed_special) is str and disallowed_special == "all" and type(text) is str
+                and type(allowed_special) in (frozenset, set, tuple, list) and not allowed_special):
+            # The default arguments: raise on any special string, else ordinary text. The
+            # splitter's prefix test rules most texts out before its regex search.
+            if self._all_specials is None or self._all_specials.first(text) is None:
+                return self.encode_ordinary(text)
         return self._encoder.ids_list(self._encode_array(text, allowed_special, disallowed_special))
 
     def encode_to_numpy(self, text: str, *, allowed_special: SpecialSet = frozenset(),
@@ -229,7 +254,7 @@ class Tokenizer:
         With ``limit``, encoding stops once the count passes it: the result is
         ``min(count(text), limit + 1)``, so ``count(text, limit=n) <= n`` says the text fits."""
         if limit is None:
-            return int(self._encode_ordinary_array(text).shape[0])
+            return self._encode_ordinary_as(text, OUTPUT_COUNT)
         limit = check_budget(limit, "limit")
         if type(text) is not str:
             text = _exact_str(text, "count")
@@ -303,8 +328,8 @@ class Tokenizer:
                     disallowed_special: SpecialSet):
         """encode_texts_flat of texts when one GIL-free pass can do them (a compiled scanner that
         does not give up on them, no normalizer, no special token encoded as such), else None."""
-        pre = self.pretokenizer
-        if not (pre.uses_scanner and isinstance(pre.scanner, BaseScanner) and self.normalizer is None):
+        scanner = self._fast_scanner
+        if scanner is None or regex_forced():
             return None
         allowed, _ = self._allowed(allowed_special, disallowed_special)
         for text in texts:
@@ -312,7 +337,7 @@ class Tokenizer:
                 self._checked_specials(text, allowed_special, disallowed_special)  # raises on a disallowed one
                 if allowed and self._splitter(allowed).first(text) is not None:
                     return None
-        return encode_texts_flat(self._encoder, pre.scanner, texts, limit, offsets)
+        return encode_texts_flat(self._encoder, scanner, texts, limit, offsets)
 
     def decode_with_offsets(self, ids: Iterable[int]) -> tuple[str, list[int]]:
         """The text of ``ids`` and, per token, the character index where it starts (tiktoken's
@@ -390,11 +415,11 @@ class Tokenizer:
 
     def encode_ordinary_batch(self, texts: Sequence[str], *, num_threads: int = 8) -> list[list[int]]:
         texts = _text_list(texts, "encode_ordinary_batch")
-        pre = self.pretokenizer
-        if pre.uses_scanner and isinstance(pre.scanner, BaseScanner) and self.normalizer is None:
+        scanner = self._fast_scanner
+        if scanner is not None and not regex_forced():
             # Each thread encodes its whole slice in one GIL-free pass.
             def encode_slice(part: list[str]) -> list[list[int]]:
-                return encode_texts_scanned(self._encoder, pre.scanner, part)
+                return encode_texts_scanned(self._encoder, scanner, part)
             return self._map_slices(encode_slice, texts, num_threads)
         return self._map(self.encode_ordinary, texts, num_threads)
 
@@ -503,7 +528,7 @@ class Tokenizer:
         if not isinstance(spec, dict):
             raise FormatError("Tokenizer state: the pre-tokenizer spec is not a dict")
         try:
-            self.__init__(vocab, PreTokenizer.from_spec(spec),  # type: ignore[misc]
+            self.__init__(vocab, pretokenizer_from_spec(spec),  # type: ignore[misc]
                           name=state.get("name"), metadata=state.get("metadata"),
                           normalizer=state.get("normalizer"))
         except InvalidParameterError as exc:
@@ -528,7 +553,7 @@ class Tokenizer:
         vocab, spec, metadata = load_native(path)
         name = metadata.pop("name", None)
         normalizer = metadata.pop("normalizer", None)
-        return cls(vocab, PreTokenizer.from_spec(spec), name=name, metadata=metadata, normalizer=normalizer)
+        return cls(vocab, pretokenizer_from_spec(spec), name=name, metadata=metadata, normalizer=normalizer)
 
     @classmethod
     def from_tiktoken(cls, path: PathLike, pretokenizer: Union[str, PreTokenizer, None] = None,

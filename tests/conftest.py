@@ -38,6 +38,18 @@ def shared_dir() -> Path:
     return path
 
 
+@pytest.fixture
+def force_regex():
+    """``force_regex(True)`` makes every pre-tokenizer split with its regex for this test
+    (what ``CYBPE_FORCE_REGEX=1`` does at import); the setting is restored afterwards."""
+    from cybpe.pretokenize.pretokenizer import set_force_regex
+
+    before = set_force_regex(False)
+    set_force_regex(before)
+    yield set_force_regex
+    set_force_regex(before)
+
+
 @pytest.fixture(scope="session")
 def plugin_site(tmp_path_factory) -> Path:
     """tests/plugin_example really installed by pip into a private folder (put it on PYTHONPATH).

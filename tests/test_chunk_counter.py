@@ -22,7 +22,6 @@ from hypothesis import strategies as st
 import cybpe
 from cybpe.training.chunk_counter import ChunkCounter, _rebuild
 from cybpe.training.corpus import _count_block_of
-from cybpe.pretokenize.pretokenizer import FORCE_REGEX_ENV
 from cybpe.pretokenize.scanner import SCANNER_NAMES, Scanner
 from cybpe.errors import InvalidParameterError
 from support import DATA_DIR, UDHR_DIR, shared_path
@@ -273,12 +272,12 @@ def test_threads_count_in_parallel():
 # -- ChunkCounts on top of it -----------------------------------------------------------------
 
 @pytest.mark.parametrize("name", ["cl100k", "gpt4-digits-rtl", "abugida"])
-def test_chunk_counts_compiled_equals_regex_path(name, monkeypatch):
+def test_chunk_counts_compiled_equals_regex_path(name, force_regex):
     texts = list(TEXTS.values()) + ["a<|eot|>b \ud800 c<|eot|><|eot|>  12345 x\udfff", "<|eot|>"]
     pt = pretokenizer(name)
     assert pt.uses_scanner
     compiled = cybpe.ChunkCounts(pt, ["<|eot|>"]).update(texts)
-    monkeypatch.setenv(FORCE_REGEX_ENV, "1")
+    force_regex(True)
     assert not pt.uses_scanner
     by_regex = cybpe.ChunkCounts(pt, ["<|eot|>"]).update(texts)
     assert compiled == by_regex and list(compiled.items()) == list(by_regex.items())
@@ -404,12 +403,12 @@ def test_add_texts_matched_equals_counter_of_the_regex_split(label):
     assert counter == before  # nothing was counted
 
 
-def test_chunk_counts_custom_pattern_equals_regex_path(monkeypatch):
+def test_chunk_counts_custom_pattern_equals_regex_path(force_regex):
     texts = list(TEXTS.values()) + ["a<|eot|>b \ud800 c<|eot|><|eot|>  12345 x\udfff", "<|eot|>"]
     pt = cybpe.get_pretokenizer("regex", pattern=CUSTOM_PATTERNS["digits-of-four"])
     compiled = cybpe.ChunkCounts(pt, ["<|eot|>"]).update(texts)
     plain = cybpe.ChunkCounts(pt).update(texts)
-    monkeypatch.setenv(FORCE_REGEX_ENV, "1")
+    force_regex(True)
     assert not pt.uses_scanner
     assert compiled == cybpe.ChunkCounts(pt, ["<|eot|>"]).update(texts)
     assert plain == cybpe.ChunkCounts(pt).update(texts)

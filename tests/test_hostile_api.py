@@ -153,7 +153,7 @@ def _valid_calls(tokenizer: cybpe.Tokenizer, folder: str) -> dict[str, tuple[tup
         "PreTokenizer.split": ((TEXT,), {}),
         "PreTokenizer.split_spans": ((TEXT,), {}),
         "PreTokenizer.regex_spans": ((TEXT,), {}),
-        "PreTokenizer.from_spec": ((cybpe.get_pretokenizer("cl100k").spec(),), {}),
+        "pretokenizer_from_spec": ((cybpe.get_pretokenizer("cl100k").spec(),), {}),
         "StreamDecoder.feed": ((ids,), {}),
         "Vocab.validate": (("a vocabulary",), {}),
     }

@@ -133,20 +133,20 @@ def test_step_budget_falls_back_to_the_regex_module():
     assert scanner._compiled_ends((" " * 100 + "x").encode()) is not None
 
 
-def test_custom_pretokenizer_uses_the_compiled_pattern_and_matches_forced_regex(monkeypatch):
+def test_custom_pretokenizer_uses_the_compiled_pattern_and_matches_forced_regex(force_regex):
     pattern = ALL_PATTERNS["cl100k"]
     pre = cybpe.get_pretokenizer("regex", pattern=pattern)
     assert isinstance(pre.scanner, PatternScanner) and pre.uses_scanner
     trained = cybpe.train(list(_bundled_texts().values()), vocab_size=600, pretokenizer=pre)
     assert isinstance(trained.pretokenizer.scanner, PatternScanner)
-    monkeypatch.setenv("CYBPE_FORCE_REGEX", "1")
+    force_regex(True)
     forced = cybpe.train(list(_bundled_texts().values()), vocab_size=600, pretokenizer=pre)
     assert not forced.pretokenizer.uses_scanner
     assert forced.vocab.tokens == trained.vocab.tokens
     for text in list(_bundled_texts().values()) + [" " * 3000 + "a", "x\ud800y"]:
-        monkeypatch.setenv("CYBPE_FORCE_REGEX", "1")
+        force_regex(True)
         expected = trained.encode_ordinary(text)
-        monkeypatch.delenv("CYBPE_FORCE_REGEX")
+        force_regex(False)
         assert trained.encode_ordinary(text) == expected
 
 

@@ -85,7 +85,7 @@ def test_spec_round_trip_and_pickle(name):
     pre = build(name, False)
     spec = pre.spec()
     assert spec["name"] == name and spec["version"]
-    again = cybpe.PreTokenizer.from_spec(spec)
+    again = cybpe.pretokenizer_from_spec(spec)
     assert again == pre
     assert pickle.loads(pickle.dumps(pre)) == pre
 

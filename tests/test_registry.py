@@ -108,7 +108,7 @@ def test_in_process_plugin():
 def test_missing_plugin_in_a_saved_spec():
     spec = {"name": "not-installed", "params": {}, "plugin": "cybpe-extra-plugins", "version": "9.9"}
     with pytest.raises(MissingPluginError, match="not-installed.*cybpe-extra-plugins"):
-        cybpe.PreTokenizer.from_spec(spec)
+        cybpe.pretokenizer_from_spec(spec)
 
 
 def run_with_plugin(target, code, **env):

@@ -24,7 +24,6 @@ from hypothesis import strategies as st
 
 import cybpe
 from cybpe._c import gen_unicode_tables as tables_generator
-from cybpe.pretokenize.pretokenizer import FORCE_REGEX_ENV
 from cybpe.pretokenize.scanner import SCANNER_NAMES, Scanner
 from cybpe.errors import UnknownPreTokenizerError
 
@@ -289,13 +288,13 @@ def test_scanners_stay_linear(name):
 # -- the registry wires the scanners in -------------------------------------------------------
 
 @kinds
-def test_registered_pretokenizer_uses_scanner(name, monkeypatch):
+def test_registered_pretokenizer_uses_scanner(name, force_regex):
     pt = pretokenizer(name)
     assert pt.uses_scanner
     assert isinstance(pt.scanner, Scanner) and pt.scanner.name == name
     text = "Hello, WORLD's 1234567 numbers\n\n  हिन्दी 'll\u00a0end  "
     fast = pt.split_spans(text)
-    monkeypatch.setenv(FORCE_REGEX_ENV, "1")
+    force_regex(True)
     assert not pt.uses_scanner
     assert pt.split_spans(text) == fast
     assert pt.split(text) == [text[s:e] for s, e in fast]

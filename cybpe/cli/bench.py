@@ -8,6 +8,7 @@ import sys
 import time
 from pathlib import Path
 
+from cybpe.cli.common import CliError, load_tokenizer, show_progress
 from cybpe.report import variants as report_mod
 
 EPILOG = """\
@@ -79,7 +80,6 @@ def _text_paths(args) -> dict[str, Path]:
 
 
 def run_bench(args) -> int:
-    from cybpe.cli.main import CliError, _show_progress, load_tokenizer
     from cybpe.training.progress import Progress
     from cybpe.pretokenize.registry import get_pretokenizer
 
@@ -115,7 +115,7 @@ def run_bench(args) -> int:
     n_steps = len(variants) * (len(texts) + 1) + (len(variants) if args.train_corpus else 0)
     info: dict = {"text_files": {lang: str(p) for lang, p in paths.items()}}
     started = time.perf_counter()
-    with Progress(_show_progress(args), "bench", unit="steps", total=n_steps) as bar:
+    with Progress(show_progress(args), "bench", unit="steps", total=n_steps) as bar:
         step = lambda: bar.advance(1)  # noqa: E731
         if args.train_corpus:
             corpus = report_mod.read_prefix(Path(args.train_corpus), args.train_mb)

@@ -16,14 +16,12 @@ from pathlib import Path
 from typing import Any, Optional, Sequence
 
 from cybpe import errors
+from cybpe._load import FORMAT_NAMES
+from cybpe.cli.common import CliError, load_tokenizer, show_progress
 
 TRACEBACK_ENV = "CYBPE_CLI_TRACEBACK"
 COLOURS = ("\x1b[48;5;153m", "\x1b[48;5;223m", "\x1b[48;5;157m", "\x1b[48;5;225m")
 RESET = "\x1b[0m"
-
-
-class CliError(Exception):
-    """A user error found by the command line itself (printed as one line)."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -92,39 +90,6 @@ def _inputs(args) -> list[tuple[str, str]]:
     return [(f, _read_stdin(errors) if f == "-" else _read_file(f, errors)) for f in args.files]
 
 
-def load_tokenizer(path: str, pretokenizer: Optional[str] = None):
-    """A tokenizer from any supported file: cybpe JSON, ``.tiktoken``, HF ``tokenizer.json``, or
-    GPT-2 ``encoder.json`` (+ ``vocab.bpe`` beside it) or a folder holding either of the last two.
-    ``pretokenizer`` overrides the one the file implies (needed for unknown ``.tiktoken`` names)."""
-    from cybpe._tokenizer import Tokenizer
-
-    p = Path(path)
-    if not p.exists():
-        raise CliError(f"{path}: no such file or folder")
-    if p.is_dir():
-        if (p / "tokenizer.json").is_file():
-            p = p / "tokenizer.json"
-        elif (p / "encoder.json").is_file():
-            p = p / "encoder.json"
-        else:
-            raise CliError(f"{path}: a folder without tokenizer.json or encoder.json + vocab.bpe")
-    if p.suffix == ".tiktoken":
-        return Tokenizer.from_tiktoken(p, pretokenizer)
-    if p.name == "encoder.json" or p.name.endswith(".encoder.json"):
-        bpe = p.with_name(p.name.replace("encoder.json", "vocab.bpe"))
-        if not bpe.is_file():
-            raise CliError(f"{bpe}: missing (a GPT-2 encoder.json needs its vocab.bpe beside it)")
-        tok = Tokenizer.from_gpt2(p, bpe)
-    else:
-        with open(p, "rb") as f:
-            head = f.read(4096)
-        tok = Tokenizer.load(p) if b'"cybpe-tokenizer"' in head or b"{" not in head else Tokenizer.from_hf(p)
-    if pretokenizer is not None and pretokenizer != tok.pretokenizer.name:
-        tok = Tokenizer(tok.vocab, pretokenizer, name=tok.name, metadata=tok.metadata,
-                        normalizer=tok.normalizer)
-    return tok
-
-
 def _parse_params(pairs: list[str]) -> dict[str, Any]:
     params: dict[str, Any] = {}
     for pair in pairs:
@@ -138,12 +103,6 @@ def _parse_params(pairs: list[str]) -> dict[str, Any]:
         else:
             params[key] = value
     return params
-
-
-def _show_progress(args) -> bool:
-    if getattr(args, "quiet", False):
-        return False
-    return True if getattr(args, "progress", False) else sys.stderr.isatty()
 
 
 # -- commands ----------------------------------------------------------------------------------
@@ -172,7 +131,7 @@ def cmd_train(args) -> int:
                     raise CliError(f"{p}: no such file")
                 corpus.append(p)
     tok = train(corpus, args.vocab_size, args.pretokenizer, args.special, min_frequency=args.min_frequency,
-                workers=args.workers, pretokenizer_params=params, progress=_show_progress(args),
+                workers=args.workers, pretokenizer_params=params, progress=show_progress(args),
                 errors=args.errors)
     tok.save(args.output)
     report = tok.metadata["training"]
@@ -230,7 +189,7 @@ def cmd_encode(args) -> int:
             tokens = writer.count
         else:
             result = encode_files(tok, _sources(args), output, dtype=args.dtype, eot=_eot_arg(args.eot),
-                                  errors=args.errors, workers=args.workers, progress=_show_progress(args),
+                                  errors=args.errors, workers=args.workers, progress=show_progress(args),
                                   **specials)
             tokens = result.tokens
         if not args.quiet:
@@ -358,24 +317,6 @@ def cmd_inspect(args) -> int:
     return 0
 
 
-CONVERT_TARGETS = ("native", "tiktoken", "hf", "gpt2")
-
-
-def _convert_target(output: str, given: Optional[str]) -> str:
-    if given:
-        return given
-    p = Path(output)
-    if p.suffix == ".tiktoken":
-        return "tiktoken"
-    if p.name.endswith("tokenizer.json"):
-        return "hf"
-    if p.suffix == ".json":
-        return "native"
-    if p.is_dir() or not p.suffix:
-        return "gpt2"
-    raise CliError(f"cannot tell the format from {output!r}; give --to ({', '.join(CONVERT_TARGETS)})")
-
-
 def _check_output_folder(path: str) -> None:
     parent = Path(path).resolve().parent
     if not parent.is_dir():
@@ -383,23 +324,16 @@ def _check_output_folder(path: str) -> None:
 
 
 def cmd_convert(args) -> int:
+    from cybpe._load import output_format, save
+
     _check_output_folder(args.output)
     tok = load_tokenizer(args.input, args.pretokenizer)
-    target = _convert_target(args.output, args.to)
-    out = Path(args.output)
-    if target == "tiktoken":
-        tok.to_tiktoken(out)
-    elif target == "hf":
-        tok.to_hf(out / "tokenizer.json" if out.is_dir() else out)
-    elif target == "gpt2":
-        if out.suffix == ".json" and out.name.endswith("encoder.json"):
-            tok.to_gpt2(out, out.with_name(out.name.replace("encoder.json", "vocab.bpe")))
-        else:
-            out.mkdir(parents=True, exist_ok=True)
-            tok.to_gpt2(out / "encoder.json", out / "vocab.bpe")
-    else:
-        tok.save(out)
-    print(f"wrote {args.output} ({target}, n_vocab={tok.n_vocab}, pre-tokenizer {tok.pretokenizer.name})",
+    try:
+        target = output_format(args.output, args.to)
+    except errors.InvalidParameterError as exc:
+        raise CliError(f"{exc} (give --to)") from None
+    save(tok, args.output, format=target.name)
+    print(f"wrote {args.output} ({target.name}, n_vocab={tok.n_vocab}, pre-tokenizer {tok.pretokenizer.name})",
           file=sys.stderr)
     return 0
 
@@ -550,7 +484,7 @@ def build_parser() -> argparse.ArgumentParser:
                                    "output name (.tiktoken, *tokenizer.json, other .json = cybpe, folder = GPT-2).")
     p.add_argument("input", help="tokenizer file or folder")
     p.add_argument("output", help="output file (or folder for GPT-2)")
-    p.add_argument("--to", choices=CONVERT_TARGETS, default=None)
+    p.add_argument("--to", choices=FORMAT_NAMES, default=None)
     p.add_argument("--pretokenizer", default=None,
                    help="pre-tokenizer of the input (for .tiktoken and GPT-2 files that do not record it)")
     p.set_defaults(func=cmd_convert)

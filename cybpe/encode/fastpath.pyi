@@ -10,6 +10,14 @@ def encode_scanned(
     encoder: RankEncoder, scanner: BaseScanner, data: bytes | bytearray | memoryview
 ) -> npt.NDArray[np.uint32] | None:
     """Ids of UTF-8 ``data``; None when the scanner gave up on it (split it with ``scanner.split``)."""
+OUTPUT_LIST: int
+OUTPUT_ARRAY: int
+OUTPUT_COUNT: int
+
+def encode_text(
+    encoder: RankEncoder, scanner: BaseScanner, text: str, output: int = ...
+) -> list[int] | npt.NDArray[np.uint32] | int | None:
+    """The ids of ``text`` as a list, a uint32 array or their number; None when the scanner gave up."""
 def encode_texts_scanned(encoder: RankEncoder, scanner: BaseScanner, texts: list[str]) -> list[list[int]]:
     """Id lists of many texts in one GIL-free pass."""
 def encode_scanned_spans(

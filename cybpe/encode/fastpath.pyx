@@ -6,21 +6,43 @@ Performance notes
   ``RankEncoder.encode_utf8``), with a numpy array of piece ends and its validation between
   them. Here the ends stay a malloc'ed C buffer and both loops run under one ``nogil`` block,
   so threads of ``encode_batch`` hold the GIL only to enter and to build the result array.
+* ``encode_text`` is the whole of ``Tokenizer.encode_ordinary``: str in, list out, with no numpy
+  array between. A compact ASCII str is scanned in place (its data is its UTF-8), and texts
+  shorter than RELEASE_GIL_BYTES keep the GIL: releasing and taking it back costs about as much
+  as encoding a few words. A 20-character call went from ~17 us to ~2 us (interleaved runs
+  against the array-then-list wrapper on a shared 2-core machine).
 """
 
 from libc.stdint cimport int64_t, uint8_t, uint32_t
 from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memcpy
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
+from cpython.unicode cimport PyUnicode_GET_LENGTH
 
 from cybpe.encode.encoder cimport RankEncoder
 from cybpe.pretokenize.scanner_api cimport BaseScanner, SCAN_GAVE_UP
 from cybpe._c.types cimport IdBuffer
 from cybpe._c.utf8_texts cimport Utf8Texts
 
+cdef extern from "Python.h":
+    bint PyUnicode_IS_COMPACT_ASCII(object o)
+    void* PyUnicode_DATA(object o)
+
 import numpy as np
 
 from cybpe.pretokenize.text import clean_surrogates
 from cybpe.errors import EncodingError
+
+cdef enum:
+    IDS_LIST = 0
+    IDS_ARRAY = 1
+    IDS_COUNT = 2
+    RELEASE_GIL_BYTES = 2048   # texts shorter than this are encoded holding the GIL
+
+#: encode_text outputs: a list of ints, a uint32 array, the number of ids.
+OUTPUT_LIST = IDS_LIST
+OUTPUT_ARRAY = IDS_ARRAY
+OUTPUT_COUNT = IDS_COUNT
 
 
 cdef object ids_array(IdBuffer* buf):
@@ -39,6 +61,35 @@ def encode_scanned(RankEncoder encoder, BaseScanner scanner not None, const uint
     cdef Py_ssize_t n = data.shape[0]
     if n == 0:
         return np.empty(0, dtype=np.uint32)
+    return encode_utf8(encoder, scanner, &data[0], n, IDS_ARRAY)
+
+
+def encode_text(RankEncoder encoder, BaseScanner scanner not None, str text, int output=IDS_LIST):
+    """The ids of ``text`` split by ``scanner`` and encoded by ``encoder``, as a list of ints
+    (``output=OUTPUT_LIST``), a uint32 array (``OUTPUT_ARRAY``) or their number
+    (``OUTPUT_COUNT``). Lone surrogates become U+FFFD first, as in tiktoken. None when the
+    scanner gave up on the text (SCAN_GAVE_UP: the caller splits it with ``scanner.split``)."""
+    if output < IDS_LIST or output > IDS_COUNT:
+        raise ValueError(f"output must be OUTPUT_LIST, OUTPUT_ARRAY or OUTPUT_COUNT, not {output}")
+    cdef Py_ssize_t n = PyUnicode_GET_LENGTH(text)
+    cdef bytes encoded
+    if n == 0:
+        if output == IDS_COUNT:
+            return 0
+        return [] if output == IDS_LIST else np.empty(0, dtype=np.uint32)
+    if PyUnicode_IS_COMPACT_ASCII(text):
+        return encode_utf8(encoder, scanner, <const uint8_t*>PyUnicode_DATA(text), n, output)
+    try:
+        encoded = text.encode("utf-8")
+    except UnicodeEncodeError:
+        encoded = clean_surrogates(text).encode("utf-8")
+    return encode_utf8(encoder, scanner, <const uint8_t*>PyBytes_AS_STRING(encoded),
+                       PyBytes_GET_SIZE(encoded), output)
+
+
+cdef object encode_utf8(RankEncoder encoder, BaseScanner scanner, const uint8_t* s, Py_ssize_t n,
+                        int output):
+    """encode_text on s[0:n] (n > 0; the caller keeps s alive and unchanged)."""
     cdef int64_t* ends = NULL
     cdef Py_ssize_t capacity = 0
     cdef Py_ssize_t pieces = 0
@@ -47,14 +98,23 @@ def encode_scanned(RankEncoder encoder, BaseScanner scanner not None, const uint
     buf.data = NULL
     buf.size = buf.capacity = 0
     try:
-        with nogil:
-            pieces = scanner.scan_all(&data[0], n, &ends, &capacity)
+        if n >= RELEASE_GIL_BYTES:
+            with nogil:
+                pieces = scanner.scan_all(s, n, &ends, &capacity)
+                if pieces >= 0:
+                    rc = encoder.encode_pieces_into(s, ends, pieces, &buf)
+        else:
+            pieces = scanner.scan_all(s, n, &ends, &capacity)
             if pieces >= 0:
-                rc = encoder.encode_pieces_into(&data[0], ends, pieces, &buf)
+                rc = encoder.encode_pieces_into(s, ends, pieces, &buf)
         if pieces == SCAN_GAVE_UP:
             return None
         if pieces < 0 or rc != 0:
             raise MemoryError()
+        if output == IDS_LIST:
+            return encoder.ids_to_list(buf.data, buf.size)
+        if output == IDS_COUNT:
+            return buf.size
         return ids_array(&buf)
     finally:
         free(ends)

@@ -8,18 +8,35 @@ from typing import Any, Callable, Optional, Sequence
 import regex
 
 from cybpe.pretokenize.pattern_scanner import compile_scanner
+from cybpe.pretokenize.scanner_api import BaseScanner
 from cybpe.pretokenize.regex_spans import Span, regex_findall, regex_spans
 from cybpe.errors import InvalidParameterError, ParameterTypeError, describe
 
 Refine = Callable[[str, list[Span]], list[Span]]
 
 #: Set to 1 to make every pre-tokenizer use its regex even when it has a compiled scanner
-#: (for debugging and differential tests).
+#: (for debugging and differential tests). Read once, when cybpe is imported; change the
+#: setting while running with :func:`set_force_regex`.
 FORCE_REGEX_ENV = "CYBPE_FORCE_REGEX"
 
+# Performance note: reading os.environ on every encode call cost about 1 us (a third of a
+# 20-character encode_ordinary), so the switch is read once here.
+_force_regex_now = os.environ.get(FORCE_REGEX_ENV, "") not in ("", "0")
 
-def _force_regex() -> bool:
-    return os.environ.get(FORCE_REGEX_ENV, "") not in ("", "0")
+
+def regex_forced() -> bool:
+    """True while every pre-tokenizer splits with its regex (``CYBPE_FORCE_REGEX=1`` at import,
+    or :func:`set_force_regex`)."""
+    return _force_regex_now
+
+
+def set_force_regex(enabled: bool) -> bool:
+    """Make every pre-tokenizer split with its regex (True), or with its compiled scanner where
+    it has one (False), from now on; returns the previous setting. A thread encoding at the
+    moment of the change may see either setting (both give the same ids)."""
+    global _force_regex_now
+    previous, _force_regex_now = _force_regex_now, bool(enabled)
+    return previous
 
 
 class PreTokenizer:
@@ -29,7 +46,8 @@ class PreTokenizer:
     one, must give the same final spans (after ``refine``, which it replaces). Without one (and
     without ``refine``) the pattern is compiled for cybpe's own matcher when it stays inside
     that matcher's subset (:mod:`cybpe.pretokenize.pattern_compiler`). Either is used unless
-    ``use_scanner=False`` or the environment variable ``CYBPE_FORCE_REGEX=1`` says otherwise. ``refine`` post-processes the spans for
+    ``use_scanner=False``, the environment variable ``CYBPE_FORCE_REGEX=1`` (read at import) or
+    :func:`set_force_regex` says otherwise. ``refine`` post-processes the spans for
     rules a leftmost regex cannot express (right-to-left digit grouping).
     ``export_pattern`` is one regex whose matches alone give the final spans (the pattern
     itself when there is no ``refine``; None when no such regex is known): exports to
@@ -91,10 +109,19 @@ class PreTokenizer:
 
     @property
     def uses_scanner(self) -> bool:
-        """True when splits go through the compiled scanner rather than the regex."""
+        """True when splits go through the scanner rather than the regex."""
         if self.scanner is None or self._use_scanner is False:
             return False
-        return not _force_regex()
+        return not _force_regex_now
+
+    @property
+    def compiled_scanner(self) -> Optional[BaseScanner]:
+        """The compiled scanner (a :class:`~cybpe.pretokenize.scanner_api.BaseScanner`) that
+        splits for this pre-tokenizer unless the regex is forced (:func:`regex_forced`); None
+        when it splits with its regex or with a Python-level scanner."""
+        if self._use_scanner is False or not isinstance(self.scanner, BaseScanner):
+            return None
+        return self.scanner
 
     def with_regex_only(self) -> "PreTokenizer":
         """The same pre-tokenizer, forced onto its regex path (the oracle for the scanner)."""
@@ -160,13 +187,6 @@ class PreTokenizer:
             "pattern": self.pattern,
         }
 
-    @classmethod
-    def from_spec(cls, spec: dict[str, Any]) -> "PreTokenizer":
-        """Rebuild a pre-tokenizer from :meth:`spec` through the plugin registry."""
-        from cybpe.pretokenize.registry import pretokenizer_from_spec
-
-        return pretokenizer_from_spec(spec)
-
     def __repr__(self) -> str:
         params = "".join(f", {k}={v!r}" for k, v in sorted(self.params.items()))
         return f"<PreTokenizer {self.name!r}{params}>"
@@ -182,12 +202,9 @@ class PreTokenizer:
     def __hash__(self) -> int:
         return hash((self.name, self.pattern))
 
-    def __reduce__(self):  # pickles by name and params, through the registry
-        return (_rebuild, (self.spec(),))
-
-
-def _rebuild(spec: dict[str, Any]) -> PreTokenizer:
-    return PreTokenizer.from_spec(spec)
+    # Pickling and copying go by name and params through the plugin registry, which registers
+    # the reduction with copyreg (cybpe/pretokenize/registry.py): this module never imports the
+    # registry, so imports run one way.
 
 
 def check_param_values(

@@ -8,6 +8,7 @@ Environment switches:
 
 from __future__ import annotations
 
+import copyreg
 import difflib
 import importlib
 import inspect
@@ -306,3 +307,12 @@ def pretokenizer_from_spec(spec: dict[str, Any]) -> PreTokenizer:
             f"installed; install the package that provides it"
         ) from None
     return entry.build(**params)
+
+
+def _reduce_pretokenizer(pretokenizer: PreTokenizer):
+    """Pickle (and copy) a pre-tokenizer as its spec, rebuilt through the registry on load, so
+    a plugin's pre-tokenizer comes back with its scanner and refine step."""
+    return pretokenizer_from_spec, (pretokenizer.spec(),)
+
+
+copyreg.pickle(PreTokenizer, _reduce_pretokenizer)

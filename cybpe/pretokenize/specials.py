@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Iterator, Optional
 
+import os
+
 import regex
 
 from cybpe.errors import InvalidParameterError, ParameterTypeError
@@ -17,6 +19,9 @@ class SpecialTokenSplitter:
         self._regex: Optional[regex.Pattern] = (
             regex.compile("|".join(regex.escape(s) for s in self.specials)) if self.specials else None
         )
+        # What every special string starts with ("<|" for tiktoken's): ``str.__contains__``
+        # rules most texts out at memory speed, before the regex search (about 10x slower).
+        self._prefix = os.path.commonprefix(list(self.specials)) if self.specials else ""
 
     def parts(self, text: str) -> Iterator[tuple[str, bool]]:
         """``(part, is_special)`` in order; ordinary parts are never empty."""
@@ -40,7 +45,7 @@ class SpecialTokenSplitter:
 
     def first(self, text: str) -> Optional[str]:
         """The first special-token string in ``text``, or None."""
-        if self._regex is None:
+        if self._regex is None or (self._prefix and self._prefix not in text):
             return None
         m = self._regex.search(text)
         return m.group() if m else None

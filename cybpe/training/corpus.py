@@ -18,7 +18,7 @@ from typing import Any, Callable, Iterable, Iterator, Optional, Sequence, Union
 from cybpe.errors import CorpusError, InvalidParameterError, ParameterTypeError
 from cybpe.io.atomic import checked_path
 from cybpe.io.readers import is_url, require_fsspec
-from cybpe.pretokenize.scanner_api import BaseScanner
+from cybpe.pretokenize.registry import pretokenizer_from_spec
 from cybpe.training.counts import ChunkCounts
 from cybpe.training.shards import BLOCK_CHARS, Shard, cut_splitter, read_blocks
 
@@ -75,9 +75,7 @@ def files(*patterns: PathLike) -> list[Union[Path, Shard]]:
 
 def counts_for(spec: dict, special_tokens: Sequence[str]) -> ChunkCounts:
     """Empty counts for a pre-tokenizer spec (how workers rebuild the caller's counts)."""
-    counts = ChunkCounts.__new__(ChunkCounts)
-    counts.__setstate__({"spec": spec, "special_tokens": tuple(special_tokens), "counts": {}})
-    return counts
+    return ChunkCounts(pretokenizer_from_spec(spec), special_tokens)
 
 
 def _count_block_of(spec: dict, specials: tuple, text: list[str]) -> Any:
@@ -145,7 +143,7 @@ def count_corpus(
         return counts
 
     pre = counts.pretokenizer
-    if pre.uses_scanner and isinstance(pre.scanner, BaseScanner):
+    if pre.uses_scanner and pre.compiled_scanner is not None:
         # The compiled counter releases the GIL: threads share the work without pickling texts.
         def count_in_thread(batch: list[str]) -> Any:
             return counts.empty_like().update(batch).table

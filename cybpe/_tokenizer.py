@@ -112,19 +112,12 @@ class Tokenizer:
         self.pretokenizer = get_pretokenizer(pretokenizer)
         self.name = name
         self.metadata = dict(metadata or {})
-        from cybpe.formats.transformers_dir import check_model_max_length, check_roles
+        from cybpe.formats.transformers_dir import check_model_max_length, check_non_special, check_roles
 
+        plain = check_non_special(non_special_tokens, vocab.special_tokens)
         legacy = self.metadata.pop("hf_special", None)  # before the roles: the flagged names
-        if not non_special_tokens and isinstance(legacy, list):
-            non_special_tokens = sorted(set(vocab.special_tokens) - set(legacy))
-        if isinstance(non_special_tokens, (str, bytes)) or not hasattr(non_special_tokens, "__iter__"):
-            raise ParameterTypeError(
-                f"non_special_tokens must be a collection of added-token strings, not {describe(non_special_tokens)}")
-        plain = frozenset(non_special_tokens)
-        unknown = sorted(t for t in plain if t not in vocab.special_tokens)
-        if unknown:
-            raise InvalidParameterError(
-                f"non_special_tokens names tokens that are not added tokens of the vocabulary: {unknown[:8]}")
+        if not plain and isinstance(legacy, list):
+            plain = frozenset(vocab.special_tokens) - {t for t in legacy if isinstance(t, str)}
         #: the added tokens that are not special (matched in text by encode, never raising)
         self.non_special_tokens: frozenset[str] = plain
         self._roles = check_roles({"bos_token": bos_token, "eos_token": eos_token,

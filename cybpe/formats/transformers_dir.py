@@ -42,7 +42,7 @@ import stat
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Optional
 
-from cybpe.errors import FormatError, InvalidParameterError, SaveError, describe
+from cybpe.errors import FormatError, InvalidParameterError, ParameterTypeError, SaveError, describe
 from cybpe.io.atomic import TEMP_SUFFIX, PathLike, atomic_write_text, checked_path, read_json
 
 #: The roles transformers gives special tokens (and that cybpe keeps), in transformers' order.
@@ -84,12 +84,31 @@ def check_roles(roles: Mapping[str, Any], added: Mapping[str, int], where: str,
         if token is not None:
             if not isinstance(token, str):
                 raise error(f"{where}: {role} must be a token string or None, not {describe(token)}")
+            token = str.__str__(token)  # a str subclass's own code points
             if token not in added:
                 raise error(
                     f"{where}: {role} {token!r} is not an added token of the vocabulary (roles "
                     f"name special or added tokens; added: {_shown(added)})")
         out[role] = token
     return out
+
+
+def check_non_special(tokens: Any, added: Mapping[str, int]) -> frozenset[str]:
+    """``tokens`` (a collection of added-token strings) as a frozenset; a wrong type is a
+    ParameterTypeError, a name that is not an added token an InvalidParameterError."""
+    if isinstance(tokens, (str, bytes)) or not hasattr(tokens, "__iter__"):
+        raise ParameterTypeError(
+            f"non_special_tokens must be a collection of added-token strings, not {describe(tokens)}")
+    items = list(tokens)
+    bad = [t for t in items if not isinstance(t, str)]
+    if bad:
+        raise ParameterTypeError(f"non_special_tokens: {describe(bad[0])} is not a str")
+    plain = frozenset(str.__str__(t) for t in items)
+    unknown = sorted(t for t in plain if t not in added)
+    if unknown:
+        raise InvalidParameterError(
+            f"non_special_tokens names tokens that are not added tokens of the vocabulary: {unknown[:8]}")
+    return plain
 
 
 def check_model_max_length(value: Any, where: str, error: type = InvalidParameterError) -> Optional[int]:

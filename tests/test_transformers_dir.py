@@ -33,6 +33,8 @@ HOSTILE = [
 
 
 def _transformers():
+    # Local folders only: the hub is never asked (set before huggingface_hub reads it).
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
     return pytest.importorskip("transformers", reason="transformers is in the test extra")
 
 

@@ -41,7 +41,10 @@ from cybpe.errors import (
 PathLike = Union[str, os.PathLike]
 SpecialSet = Union[Literal["all"], AbstractSet[str], Collection[str]]
 #: Version of the pickled state (``__getstate__``); states without one are version 0.
-STATE_VERSION = 1
+#: Version 2 adds the roles, the non-special added tokens and ``model_max_length``.
+STATE_VERSION = 2
+#: ``set_roles`` arguments left out keep their role.
+_KEEP: Any = object()
 
 
 def _exact_str(text: Any, caller: str) -> str:
@@ -75,7 +78,14 @@ class Tokenizer:
 
     Ids are exactly tiktoken's for the same ranks and pattern (and HF tokenizers' for the same
     ``tokenizer.json``). Build one with :func:`cybpe.train` or a loader
-    (:meth:`load`, :meth:`from_tiktoken`, :meth:`from_hf`, :meth:`from_gpt2`).
+    (:meth:`load`, :meth:`from_tiktoken`, :meth:`from_hf`, :meth:`from_gpt2`,
+    :meth:`from_pretrained`).
+
+    Added tokens (``vocab.special_tokens``) are special unless named in ``non_special_tokens``:
+    those are HF's ``special: false`` added tokens (Qwen's ``<tool_call>``), matched in text by
+    :meth:`encode` like allowed specials but never raising. ``bos_token``, ``eos_token``,
+    ``unk_token`` and ``pad_token`` give added tokens transformers' roles (see
+    :meth:`set_roles`); ``model_max_length`` is kept for transformers' config.
     """
 
     def __init__(
@@ -87,6 +97,12 @@ class Tokenizer:
         metadata: Optional[dict[str, Any]] = None,
         normalizer: Optional[str] = None,
         source: str = "vocabulary",
+        bos_token: Optional[str] = None,
+        eos_token: Optional[str] = None,
+        unk_token: Optional[str] = None,
+        pad_token: Optional[str] = None,
+        non_special_tokens: Collection[str] = (),
+        model_max_length: Optional[int] = None,
     ) -> None:
         if not isinstance(vocab, Vocab):
             raise ParameterTypeError(f"vocab must be a cybpe.Vocab, not {type(vocab).__name__}")
@@ -102,6 +118,18 @@ class Tokenizer:
         self.pretokenizer = get_pretokenizer(pretokenizer)
         self.name = name
         self.metadata = dict(metadata or {})
+        from cybpe.formats.transformers_dir import check_model_max_length, check_non_special, check_roles
+
+        plain = check_non_special(non_special_tokens, vocab.special_tokens)
+        legacy = self.metadata.pop("hf_special", None)  # before the roles: the flagged names
+        if not plain and isinstance(legacy, list):
+            plain = frozenset(vocab.special_tokens) - {t for t in legacy if isinstance(t, str)}
+        #: the added tokens that are not special (matched in text by encode, never raising)
+        self.non_special_tokens: frozenset[str] = plain
+        self._roles = check_roles({"bos_token": bos_token, "eos_token": eos_token,
+                                   "unk_token": unk_token, "pad_token": pad_token},
+                                  vocab.special_tokens, "Tokenizer")
+        self._model_max_length = check_model_max_length(model_max_length, "Tokenizer")
         self._encoder = RankEncoder(
             vocab.tokens,
             None if vocab.encode_by_rank else vocab.merges,
@@ -124,6 +152,72 @@ class Tokenizer:
     @property
     def special_tokens_set(self) -> set[str]:
         return set(self.vocab.special_tokens)
+
+    @property
+    def roles(self) -> dict[str, Optional[str]]:
+        """Role name (``bos_token``, ``eos_token``, ``unk_token``, ``pad_token``) -> token or None."""
+        return dict(self._roles)
+
+    def _role_id(self, role: str) -> Optional[int]:
+        token = self._roles[role]
+        return None if token is None else self.vocab.special_tokens[token]
+
+    @property
+    def bos_token(self) -> Optional[str]:
+        return self._roles["bos_token"]
+
+    @property
+    def eos_token(self) -> Optional[str]:
+        return self._roles["eos_token"]
+
+    @property
+    def unk_token(self) -> Optional[str]:
+        return self._roles["unk_token"]
+
+    @property
+    def pad_token(self) -> Optional[str]:
+        return self._roles["pad_token"]
+
+    @property
+    def bos_token_id(self) -> Optional[int]:
+        return self._role_id("bos_token")
+
+    @property
+    def eos_token_id(self) -> Optional[int]:
+        return self._role_id("eos_token")
+
+    @property
+    def unk_token_id(self) -> Optional[int]:
+        return self._role_id("unk_token")
+
+    @property
+    def pad_token_id(self) -> Optional[int]:
+        return self._role_id("pad_token")
+
+    @property
+    def model_max_length(self) -> Optional[int]:
+        """The longest input a model takes, in tokens, for transformers' config (None: not set).
+        Only recorded and saved: encoding never cuts at it."""
+        return self._model_max_length
+
+    @model_max_length.setter
+    def model_max_length(self, value: Optional[int]) -> None:
+        from cybpe.formats.transformers_dir import check_model_max_length
+
+        self._model_max_length = check_model_max_length(value, "model_max_length")
+
+    def set_roles(self, *, bos_token: Optional[str] = _KEEP, eos_token: Optional[str] = _KEEP,
+                  unk_token: Optional[str] = _KEEP, pad_token: Optional[str] = _KEEP) -> None:
+        """Give roles to added tokens (None clears a role; a role left out is kept). Each token
+        must be an added token (:class:`InvalidParameterError` otherwise, and no role changes).
+        The roles are replaced in one assignment, so a reader in another thread sees the old
+        roles or the new ones, never a mix."""
+        from cybpe.formats.transformers_dir import check_roles
+
+        given = {"bos_token": bos_token, "eos_token": eos_token, "unk_token": unk_token,
+                 "pad_token": pad_token}
+        merged = {role: self._roles[role] if token is _KEEP else token for role, token in given.items()}
+        self._roles = check_roles(merged, self.vocab.special_tokens, "set_roles")
 
     @property
     def n_vocab(self) -> int:
@@ -180,9 +274,11 @@ class Tokenizer:
         if unknown:
             raise InvalidTokenError(f"allowed_special names tokens that are not special tokens: {sorted(unknown)}")
         if type(disallowed_special) is str and disallowed_special == "all":
-            disallowed = self.special_tokens_set - allowed
+            disallowed = self.special_tokens_set - allowed - self.non_special_tokens
         else:
             disallowed = _special_set(disallowed_special, "disallowed_special")
+        if self.non_special_tokens:  # matched in text as HF does, unless named as disallowed
+            allowed = allowed | (self.non_special_tokens - disallowed)
         return allowed, disallowed
 
     def _splitter(self, specials: set[str]) -> SpecialTokenSplitter:
@@ -231,6 +327,11 @@ class Tokenizer:
         ``disallowed_special``: special strings that raise :class:`DisallowedSpecialTokenError`
         when present (default ``"all"``: every special not allowed); ``()`` encodes them as text.
         ``max_tokens``: at most this many ids, cut as :meth:`truncate` cuts (which also says where).
+        Non-special added tokens (:attr:`non_special_tokens`) are always matched, as HF matches
+        them, unless named in ``disallowed_special``; :meth:`encode_ordinary` reads every added
+        token as text. So ``encode(text, allowed_special="all")`` equals transformers'
+        ``tokenizer(text)`` and ``encode(text, disallowed_special=())`` its
+        ``split_special_tokens=True``.
         """
         if max_tokens is not None:
             return self.truncate(text, max_tokens, allowed_special=allowed_special,
@@ -513,10 +614,27 @@ class Tokenizer:
     def __getstate__(self) -> dict[str, Any]:
         return {"state_version": STATE_VERSION, "vocab": self.vocab,
                 "pretokenizer": self.pretokenizer.spec(), "name": self.name,
-                "metadata": self.metadata, "normalizer": self.normalizer}
+                "metadata": self.metadata, "normalizer": self.normalizer,
+                **self._tokenizer_fields()}
+
+    def _tokenizer_fields(self) -> dict[str, Any]:
+        """The roles, non-special added tokens and length limit (native format version 2)."""
+        return {"roles": {r: t for r, t in self._roles.items() if t is not None},
+                "non_special_tokens": sorted(self.non_special_tokens),
+                "model_max_length": self.model_max_length}
+
+    @staticmethod
+    def _field_kwargs(fields: dict[str, Any]) -> dict[str, Any]:
+        from cybpe.formats.transformers_dir import ROLE_NAMES
+
+        roles = fields.get("roles") or {}
+        if not isinstance(roles, dict) or not set(roles) <= set(ROLE_NAMES):
+            raise InvalidParameterError(f"the roles are not a dict of {', '.join(ROLE_NAMES)}")
+        return {**roles, "non_special_tokens": fields.get("non_special_tokens") or (),
+                "model_max_length": fields.get("model_max_length")}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        """Version 0 (no ``state_version``) and 1; a newer or damaged state is a FormatError."""
+        """Versions 0 (no ``state_version``) to 2; a newer or damaged state is a FormatError."""
         version = state.get("state_version", 0) if isinstance(state, dict) else None
         if not isinstance(version, int) or version > STATE_VERSION:
             raise FormatError(f"Tokenizer state version {version!r}: this cybpe reads versions "
@@ -530,7 +648,7 @@ class Tokenizer:
         try:
             self.__init__(vocab, pretokenizer_from_spec(spec),  # type: ignore[misc]
                           name=state.get("name"), metadata=state.get("metadata"),
-                          normalizer=state.get("normalizer"))
+                          normalizer=state.get("normalizer"), **self._field_kwargs(state))
         except InvalidParameterError as exc:
             raise FormatError(f"Tokenizer state: {exc}") from None
 
@@ -543,17 +661,24 @@ class Tokenizer:
         from cybpe.formats.native import save_native
 
         meta = {**self.metadata, "name": self.name, "normalizer": self.normalizer}
-        save_native(path, self.vocab, self.pretokenizer.spec(), meta)
+        save_native(path, self.vocab, self.pretokenizer.spec(), meta, self._tokenizer_fields())
 
     @classmethod
     def load(cls, path: PathLike) -> "Tokenizer":
         """Load a file written by :meth:`save`."""
-        from cybpe.formats.native import load_native
+        from cybpe.formats.native import load_native_fields
 
-        vocab, spec, metadata = load_native(path)
+        vocab, spec, metadata, fields = load_native_fields(path)
         name = metadata.pop("name", None)
         normalizer = metadata.pop("normalizer", None)
-        return cls(vocab, pretokenizer_from_spec(spec), name=name, metadata=metadata, normalizer=normalizer)
+        pretokenizer = pretokenizer_from_spec(spec)
+        try:
+            return cls(vocab, pretokenizer, name=name, metadata=metadata,
+                       normalizer=normalizer, **cls._field_kwargs(fields))
+        except InvalidParameterError as exc:
+            if isinstance(exc, FormatError):
+                raise
+            raise FormatError(f"{path}: {exc}") from None
 
     @classmethod
     def from_tiktoken(cls, path: PathLike, pretokenizer: Union[str, PreTokenizer, None] = None,
@@ -600,7 +725,18 @@ class Tokenizer:
 
     @classmethod
     def from_hf(cls, path: PathLike, *, name: Optional[str] = None) -> "Tokenizer":
-        """Load a byte-level BPE ``tokenizer.json`` (Llama 3, Qwen, GPT-4o, GPT-2 style)."""
+        """Load a byte-level BPE ``tokenizer.json`` (Llama 3, Qwen, GPT-4o, GPT-2 style), or a
+        transformers tokenizer directory (as :meth:`from_pretrained`). Added tokens flagged
+        ``special: false`` become :attr:`non_special_tokens`."""
+        from cybpe.io.atomic import checked_path
+
+        if os.path.isdir(checked_path(path)):
+            return cls.from_pretrained(path, name=name)
+        return cls(**cls._hf_parts(path), name=name)
+
+    @staticmethod
+    def _hf_parts(path: PathLike) -> dict[str, Any]:
+        """Constructor arguments read from a ``tokenizer.json``."""
         from cybpe.formats.hf import load_hf_tokenizer_json
         from cybpe.formats.known import pretokenizer_for_pattern
         from cybpe.formats.merges import rank_vocab_if_all_splits
@@ -610,8 +746,41 @@ class Tokenizer:
         # keep the rank-only form, which also saves as .tiktoken.
         vocab = rank_vocab_if_all_splits(vocab)
         pretokenizer = pretokenizer_for_pattern(info["pattern"], hf_pattern=info.get("hf_pattern"))
-        return cls(vocab, pretokenizer, name=name,
-                   normalizer=info.get("normalizer"), metadata={"hf_special": info.get("special", [])})
+        flagged = set(info.get("special", []))
+        return {"vocab": vocab, "pretokenizer": pretokenizer, "normalizer": info.get("normalizer"),
+                "non_special_tokens": sorted(set(vocab.special_tokens) - flagged)}
+
+    @classmethod
+    def from_pretrained(cls, directory: PathLike, *, name: Optional[str] = None) -> "Tokenizer":
+        """Load a transformers tokenizer directory: its ``tokenizer.json`` (as :meth:`from_hf`)
+        with the roles, ``model_max_length`` and the special / non-special status of the added
+        tokens from ``tokenizer_config.json`` and ``special_tokens_map.json`` (both optional).
+        A role or special token that is not an added token of ``tokenizer.json`` is a
+        :class:`~cybpe.errors.FormatError` (the rules: cybpe/formats/transformers_dir.py)."""
+        from cybpe.formats.transformers_dir import read_transformers_dir, tokenizer_json_path
+        from cybpe.io.atomic import checked_path
+
+        folder = checked_path(directory, "directory")
+        parts = cls._hf_parts(tokenizer_json_path(folder))
+        info = read_transformers_dir(folder, parts["vocab"].special_tokens)
+        plain = (set(parts["non_special_tokens"]) | info.non_special) - info.special
+        return cls(parts["vocab"], parts["pretokenizer"], normalizer=parts["normalizer"],
+                   name=name, non_special_tokens=sorted(plain),
+                   model_max_length=info.model_max_length, **info.roles)
+
+    def save_pretrained(self, directory: PathLike) -> None:
+        """Write a transformers tokenizer directory (``tokenizer.json``, ``tokenizer_config.json``,
+        ``special_tokens_map.json``; created if missing) that transformers 4.x and 5.x load with
+        ``AutoTokenizer.from_pretrained`` and that encodes exactly as this tokenizer, with its
+        roles (so ``padding=True`` works once a ``pad_token`` is set). What HF cannot encode
+        alike raises :class:`~cybpe.errors.ExportError` (as :meth:`to_hf`); nothing is written
+        then, nor when a write fails (:class:`~cybpe.errors.SaveError`)."""
+        from cybpe.formats.transformers_dir import save_transformers_dir
+
+        added = self.vocab.special_tokens
+        save_transformers_dir(directory, self.to_hf, dict(added),
+                              set(added) - self.non_special_tokens, self.roles,
+                              self.model_max_length)
 
     def to_hf(self, path: PathLike) -> None:
         """Write a ``tokenizer.json`` that HF ``tokenizers`` loads and encodes identically, or
@@ -623,7 +792,8 @@ class Tokenizer:
         if vocab.encode_by_rank:  # HF applies merges literally: give it every split (all-splits)
             vocab = Vocab(vocab.tokens, None, dict(vocab.special_tokens), True)
         save_hf_tokenizer_json(path, vocab, export_pattern(self.pretokenizer, "HF tokenizers"),
-                               special_flags=self.metadata.get("hf_special"),
+                               special_flags={t: t not in self.non_special_tokens
+                                              for t in vocab.special_tokens},
                                normalizer=self.normalizer)
 
     @classmethod

@@ -26,6 +26,14 @@ def shared_path() -> Path | None:
     return path if path.is_dir() else None
 
 
+def eval_texts(shared: Path, size: int) -> list[tuple[str, str]]:
+    """(file name, first ``size`` characters) of every evaluation document and code file."""
+    files = sorted((shared / "corpora" / "eval" / "docs").glob("*.txt"))
+    files += sorted((shared / "corpora" / "eval" / "code").glob("*.txt"))
+    assert files, "no evaluation corpora found"
+    return [(f.name, f.read_text(encoding="utf-8")[:size]) for f in files]
+
+
 def write_every_format(tokenizer, folder, text: str) -> dict[str, str]:
     """Save ``tokenizer`` in every format cybpe reads (and chunk counts of ``text``) into
     ``folder``: the paths by kind (native, tiktoken, hf, gpt2-encoder, gpt2-merges, counts)."""

@@ -35,6 +35,7 @@ from cybpe.formats.oniguruma import from_oniguruma, to_oniguruma
 from cybpe.formats.merges import all_splits_merges, canonical_merges
 from cybpe.formats.vocab import Vocab
 from cybpe.errors import ExportError, FormatError, InvalidParameterError, SaveError
+from support import eval_texts
 
 SIMPLE_PATTERN = r"""'(?i:[sdmt]|ll|ve|re)| ?\p{L}+| ?\p{N}{1,3}| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
 SAMPLE = (
@@ -596,10 +597,7 @@ def test_hf_real_files(shared_dir, o200k_tokens):
 
 
 def _corpus_slices(shared_dir, size=100_000):
-    files = sorted((shared_dir / "corpora" / "eval" / "docs").glob("*.txt"))
-    files += sorted((shared_dir / "corpora" / "eval" / "code").glob("*.txt"))
-    assert files, "no evaluation corpora found"
-    return [(f.name, f.read_text(encoding="utf-8")[:size]) for f in files]
+    return eval_texts(shared_dir, size)
 
 
 def test_hf_export_parity_cl100k(shared_dir, tmp_path):
@@ -669,8 +667,8 @@ def test_native_corruption(tmp_path, small):
         path.write_text(json.dumps(doc))
         return path
 
-    _expect_format_error(variant("newer", lambda d: d.__setitem__("version", 2)),
-                         load_native, "format version 2", "reads version 1")
+    _expect_format_error(variant("newer", lambda d: d.__setitem__("version", 3)),
+                         load_native, "format version 3", "reads versions 1..2")
     _expect_format_error(variant("kind", lambda d: d.__setitem__("format", "other")),
                          load_native, "not a cybpe tokenizer file")
     _expect_format_error(variant("b64", lambda d: d["tokens"].__setitem__(7, "a$b=")),

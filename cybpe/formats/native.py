@@ -10,9 +10,18 @@
      "encode_by_rank": false,               # optional (absent: false)
      "special_tokens": {"<|endoftext|>": 100257},
      "metadata": {...},
+     "roles": {"bos_token": null, "eos_token": "<|endoftext|>", ...},   # version 2 only
+     "non_special_tokens": ["<think>"],    # version 2 only: added tokens that are not special
+     "model_max_length": null | 8192,      # version 2 only
      "tokens": ["IQ==", ...],               # base64 of each ordinary token, in id order
      "merges": null | [[left_id, right_id], ...]
     }
+
+Version 2 adds the three tokenizer fields marked above (transformers' token roles, the added
+tokens that are matched in text but are not special, and the length limit). A file that needs
+none of them is still written as version 1, so that older cybpe releases keep reading it;
+version 1 files load with no roles, every added token special (or as the legacy
+``metadata["hf_special"]`` list says) and no length limit.
 
 The small fields come first so that the head of the file is readable; the two long arrays are
 written one element per line (assembled by hand: ``json.dumps(indent=...)`` takes its slow
@@ -32,8 +41,10 @@ from cybpe.formats.vocab import Vocab
 from cybpe.errors import FormatError, InvalidParameterError
 
 FORMAT_NAME = "cybpe-tokenizer"
-#: The newest version this cybpe reads and the one it writes.
-FORMAT_VERSION = 1
+#: The newest version this cybpe reads (and writes when the tokenizer fields are needed).
+FORMAT_VERSION = 2
+#: The fields version 2 adds (see the module docstring), with their "not set" values.
+TOKENIZER_FIELDS: dict[str, Any] = {"roles": {}, "non_special_tokens": [], "model_max_length": None}
 
 
 def save_native(
@@ -41,21 +52,26 @@ def save_native(
     vocab: Vocab,
     pretokenizer_spec: dict[str, Any],
     metadata: Optional[dict[str, Any]] = None,
+    fields: Optional[dict[str, Any]] = None,
 ) -> None:
     """Write ``vocab`` with its pre-tokenizer spec and free-form metadata, atomically.
 
     ``pretokenizer_spec`` and ``metadata`` must be JSON-serializable dicts
-    (:class:`InvalidParameterError` otherwise).
+    (:class:`InvalidParameterError` otherwise). ``fields``: the version-2 tokenizer fields
+    (keys of :data:`TOKENIZER_FIELDS`); when all are unset the file is version 1.
     """
     vocab.validate("vocabulary to save")
+    extra = {key: value for key, value in (fields or {}).items()
+             if key in TOKENIZER_FIELDS and value != TOKENIZER_FIELDS[key]}
     head: dict[str, Any] = {
         "format": FORMAT_NAME,
-        "version": FORMAT_VERSION,
+        "version": 2 if extra else 1,
         "pretokenizer": pretokenizer_spec,
         "ignore_merges": vocab.ignore_merges,
         "encode_by_rank": vocab.encode_by_rank,
         "special_tokens": dict(sorted(vocab.special_tokens.items(), key=lambda kv: kv[1])),
         "metadata": {} if metadata is None else metadata,
+        **extra,
     }
     for key in ("pretokenizer", "metadata"):
         if not isinstance(head[key], dict):
@@ -82,6 +98,13 @@ def _is_int(x: Any) -> bool:
 
 def load_native(path: PathLike) -> tuple[Vocab, dict[str, Any], dict[str, Any]]:
     """Read a file written by :func:`save_native`: ``(vocab, pretokenizer spec, metadata)``."""
+    return load_native_fields(path)[:3]  # type: ignore[return-value]
+
+
+def load_native_fields(path: PathLike) -> tuple[Vocab, dict[str, Any], dict[str, Any], dict[str, Any]]:
+    """Like :func:`load_native`, plus the version-2 tokenizer fields (every key of
+    :data:`TOKENIZER_FIELDS`, "not set" values for a version 1 file). Their types are checked
+    here; whether the roles name added tokens is the tokenizer's check."""
     src = checked_path(path)
     doc = read_json(path)
     if not isinstance(doc, dict) or doc.get("format") != FORMAT_NAME:
@@ -92,7 +115,7 @@ def load_native(path: PathLike) -> tuple[Vocab, dict[str, Any], dict[str, Any]]:
     if version > FORMAT_VERSION:
         raise FormatError(
             f"{src}: written by a newer cybpe (format version {version}); this cybpe reads "
-            f"version {FORMAT_VERSION} only: upgrade cybpe to load it"
+            f"versions 1..{FORMAT_VERSION} only: upgrade cybpe to load it"
         )
     spec, metadata = doc.get("pretokenizer"), doc.get("metadata", {})
     if not isinstance(spec, dict):
@@ -138,7 +161,19 @@ def load_native(path: PathLike) -> tuple[Vocab, dict[str, Any], dict[str, Any]]:
             raise FormatError(f"{src}: \"merges\" is not a list of [left_id, right_id] pairs")
     vocab = Vocab(tokens, merges, dict(specials), ignore_merges, encode_by_rank)
     vocab.validate(src)
-    return vocab, spec, metadata
+    return vocab, spec, metadata, _tokenizer_fields(src, doc)
+
+
+def _tokenizer_fields(src: str, doc: dict[str, Any]) -> dict[str, Any]:
+    fields = {key: doc.get(key, default) for key, default in TOKENIZER_FIELDS.items()}
+    roles, plain, limit = fields["roles"], fields["non_special_tokens"], fields["model_max_length"]
+    if not isinstance(roles, dict) or not all(v is None or isinstance(v, str) for v in roles.values()):
+        raise FormatError(f"{src}: \"roles\" is not an object of token strings")
+    if not isinstance(plain, list) or not all(isinstance(t, str) for t in plain):
+        raise FormatError(f"{src}: \"non_special_tokens\" is not a list of strings")
+    if limit is not None and not (_is_int(limit) and limit > 0):
+        raise FormatError(f"{src}: \"model_max_length\" is not a positive integer or null")
+    return fields
 
 
 def _valid_base64(text: str) -> bool:

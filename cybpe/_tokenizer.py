@@ -534,8 +534,10 @@ class Tokenizer:
     def from_tiktoken(cls, path: PathLike, pretokenizer: Union[str, PreTokenizer, None] = None,
                       special_tokens: Optional[dict[str, int]] = None, *, name: Optional[str] = None) -> "Tokenizer":
         """Load ``.tiktoken`` ranks. For ``cl100k_base``, ``o200k_base`` and ``r50k_base``/``gpt2``
-        (taken from ``name`` or the file name) the pre-tokenizer and special tokens are known;
-        otherwise give them."""
+        (taken from ``name`` or the file name) the pre-tokenizer and special tokens are known; so
+        they are for a registered encoding's file under another name (a tiktoken cache file,
+        named by the sha1 of its address, or any copy with the registered sha256); otherwise
+        give them."""
         from cybpe.formats.tiktoken import load_tiktoken
         from cybpe.formats.known import KNOWN_ENCODINGS
 
@@ -547,6 +549,15 @@ class Tokenizer:
         if special_tokens is not None and not isinstance(special_tokens, dict):
             raise ParameterTypeError(
                 f"special_tokens must be a dict of str to id, not {type(special_tokens).__name__}")
+        guessed = os.path.basename(path).split(".")[0]
+        if name is None and pretokenizer is None and special_tokens is None and guessed not in KNOWN_ENCODINGS:
+            # A registered encoding's file under any name (tiktoken's cache names it by the sha1
+            # of its address): recognised by that name or its sha256, built as registered.
+            from cybpe.encodings.registry import tiktoken_file_encoding
+
+            entry = tiktoken_file_encoding(path)
+            if entry is not None:
+                return entry.load([path])
         name = name or os.path.basename(path).split(".")[0]
         known = KNOWN_ENCODINGS.get(name)
         if pretokenizer is None:

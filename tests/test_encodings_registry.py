@@ -106,6 +106,13 @@ def _tiktoken_constructor_outputs(monkeypatch):
     return out
 
 
+@pytest.fixture(scope="module")
+def tiktoken_kwargs():
+    """name -> the kwargs tiktoken's own constructor returns (pattern, special tokens...)."""
+    with pytest.MonkeyPatch.context() as patch:
+        return {name: kwargs for name, (kwargs, _) in _tiktoken_constructor_outputs(patch).items()}
+
+
 def test_definitions_are_tiktokens(monkeypatch):
     outputs = _tiktoken_constructor_outputs(monkeypatch)
     registered = set(cybpe.list_encoding_names())
@@ -114,7 +121,10 @@ def test_definitions_are_tiktokens(monkeypatch):
             continue
         assert name in registered, name
         definition = TIKTOKEN_DEFINITIONS[name]
-        assert definition["pat_str"] == kwargs["pat_str"], name
+        pattern = cybpe.get_pretokenizer(definition["pretokenizer"]).pattern
+        if definition["pretokenizer"] == "gpt2":  # GPT-2's original form; tiktoken's is kept too
+            from cybpe_pretokenizers.gpt2 import PATTERN_R50K as pattern
+        assert pattern == kwargs["pat_str"], name
         assert definition["special_tokens"] == kwargs["special_tokens"], name
         assert definition["n_vocab"] == kwargs.get("explicit_n_vocab"), name
         entry = encoding_entry(name)
@@ -144,34 +154,40 @@ def test_the_shared_files_have_tiktokens_published_hashes(vocab_dir, tmp_path):
 
 
 @pytest.mark.parametrize("name", sorted(TIKTOKEN_DEFINITIONS))
-def test_the_pretokenizer_splits_as_tiktokens_pattern(name, sample_text):
-    definition = TIKTOKEN_DEFINITIONS[name]
-    pre = cybpe.get_pretokenizer(definition["pretokenizer"])
-    expected = regex.findall(definition["pat_str"], sample_text)
-    assert pre.split(sample_text) == expected
+def test_the_pretokenizer_splits_as_tiktokens_pattern(name, sample_text, tiktoken_kwargs):
+    pat_str = tiktoken_kwargs[name]["pat_str"]
+    pre = cybpe.get_pretokenizer(TIKTOKEN_DEFINITIONS[name]["pretokenizer"])
+    assert pre.split(sample_text) == regex.findall(pat_str, sample_text)
     for text in HOSTILE:
-        assert pre.split(text) == regex.findall(definition["pat_str"], text), repr(text)
+        assert pre.split(text) == regex.findall(pat_str, text), repr(text)
 
 
 # -------------------------------------------------------------------- finding files offline
-def test_get_encoding_from_the_encodings_dir_equals_tiktoken(places, vocab_dir, sample_text, monkeypatch):
+def test_get_encoding_from_the_encodings_dir_equals_tiktoken(places, vocab_dir, sample_text, monkeypatch,
+                                                            tiktoken_kwargs):
     tiktoken = pytest.importorskip("tiktoken")
     from tiktoken.load import load_tiktoken_bpe
 
     monkeypatch.setenv("CYBPE_ENCODINGS_DIR", os.pathsep.join([str(places.encodings), str(vocab_dir)]))
     for name in ("cl100k_base", "o200k_base"):
-        definition = TIKTOKEN_DEFINITIONS[name]
-        reference = tiktoken.Encoding(name, pat_str=definition["pat_str"],
+        kwargs = tiktoken_kwargs[name]
+        reference = tiktoken.Encoding(name, pat_str=kwargs["pat_str"],
                                       mergeable_ranks=load_tiktoken_bpe(str(vocab_dir / f"{name}.tiktoken")),
-                                      special_tokens=definition["special_tokens"])
+                                      special_tokens=kwargs["special_tokens"])
         enc = cybpe.get_encoding(name)
         assert enc is cybpe.get_encoding(name)  # built once, then shared
+        plugin = _plugin("unrelated_base", EncodingFile("unrelated.tiktoken", "0" * 64))
+        cybpe.register_plugin(plugin, "unrelated-plugin")  # the entries are collected again
+        try:
+            assert cybpe.get_encoding(name) is enc
+        finally:
+            cybpe.unregister_plugin("unrelated-plugin")
         assert enc.name == name and enc.special_tokens == reference._special_tokens
         assert enc.n_vocab == reference.n_vocab
         assert enc.encode(sample_text, allowed_special="all") == reference.encode(sample_text, allowed_special="all")
 
 
-def test_gpt2_and_r50k_encode_as_tiktoken(places, vocab_dir, sample_text, monkeypatch):
+def test_gpt2_and_r50k_encode_as_tiktoken(places, vocab_dir, sample_text, tiktoken_kwargs):
     tiktoken = pytest.importorskip("tiktoken")
     from tiktoken.load import data_gym_to_mergeable_bpe_ranks
 
@@ -179,9 +195,9 @@ def test_gpt2_and_r50k_encode_as_tiktoken(places, vocab_dir, sample_text, monkey
     shutil.copytree(vocab_dir / "gpt2", places.encodings / "gpt2")
     ranks = data_gym_to_mergeable_bpe_ranks(str(vocab_dir / "gpt2" / "vocab.bpe"),
                                             str(vocab_dir / "gpt2" / "encoder.json"))
-    definition = TIKTOKEN_DEFINITIONS["r50k_base"]
-    reference = tiktoken.Encoding("r50k_base", pat_str=definition["pat_str"], mergeable_ranks=ranks,
-                                  special_tokens=definition["special_tokens"], explicit_n_vocab=50257)
+    kwargs = tiktoken_kwargs["r50k_base"]
+    reference = tiktoken.Encoding("r50k_base", pat_str=kwargs["pat_str"], mergeable_ranks=ranks,
+                                  special_tokens=kwargs["special_tokens"], explicit_n_vocab=50257)
     expected = reference.encode(sample_text, disallowed_special=())
     for name in ("gpt2", "r50k_base"):
         enc = cybpe.get_encoding(name)
@@ -361,21 +377,18 @@ def test_a_plugin_adds_an_encoding(places, tmp_path):
         assert enc.name == "tiny_base" and enc.eot_token == 300 and enc.n_vocab == 301
         assert enc.decode(enc.encode("hello world")) == "hello world"
         assert cybpe.encoding_for_model("tiny-1") is enc is cybpe.encoding_for_model("tiny-2-large")
-        duplicate = _plugin("tiny_base", EncodingFile("tiny/tiny_base.tiktoken", digest))
-        cybpe.register_plugin(duplicate, "tiny-duplicate")
-        try:
-            with pytest.raises(DuplicateEncodingError, match="tiny-plugin"):
-                cybpe.get_encoding("tiny_base")
-        finally:
-            cybpe.unregister_plugin("tiny-duplicate")
-        assert cybpe.get_encoding("tiny_base") is enc
-        clash = _plugin("tiny_other", EncodingFile("tiny/tiny_base.tiktoken", digest), models=["gpt-4o"])
-        cybpe.register_plugin(clash, "tiny-clash")
-        try:
-            with pytest.raises(DuplicateEncodingError, match="gpt-4o"):
-                cybpe.encoding_name_for_model("gpt-4o")
-        finally:
-            cybpe.unregister_plugin("tiny-clash")
+        same_name = _plugin("tiny_base", EncodingFile("tiny/tiny_base.tiktoken", digest))
+        same_model = _plugin("tiny_other", EncodingFile("tiny/tiny_base.tiktoken", digest), models=["gpt-4o"])
+        for plugin_name, clash, lookup, match in (
+                ("tiny-duplicate", same_name, lambda: cybpe.get_encoding("tiny_base"), "tiny-plugin"),
+                ("tiny-clash", same_model, lambda: cybpe.encoding_name_for_model("gpt-4o"), "gpt-4o")):
+            cybpe.register_plugin(clash, plugin_name)
+            try:
+                with pytest.raises(DuplicateEncodingError, match=match):
+                    lookup()
+            finally:
+                cybpe.unregister_plugin(plugin_name)
+            assert cybpe.get_encoding("tiny_base") is enc
     finally:
         cybpe.unregister_plugin(name)
     with pytest.raises(UnknownEncodingError):

@@ -2,9 +2,10 @@
 Llama 3 and Qwen 3 vocabularies (from their ``tokenizer.json``).
 
 It registers through the same hook (``cybpe_register_encodings``) and entry-point group
-(``cybpe.encodings``) as a third-party encodings package. Each definition's pattern and special
-tokens are tiktoken's (``tiktoken_ext/openai_public.py``), written out here; the tests compare
-them with what tiktoken's own encoding constructors return. The model tables are tiktoken's
+(``cybpe.encodings``) as a third-party encodings package. Each definition's special tokens, size
+and files are tiktoken's (``tiktoken_ext/openai_public.py``), written out here, and its pattern
+is the named built-in pre-tokenizer's; the tests compare both with what tiktoken's own encoding
+constructors return. The model tables are tiktoken's
 ``MODEL_TO_ENCODING`` and ``MODEL_PREFIX_TO_ENCODING`` (``tiktoken/model.py``).
 
 Not registered: tiktoken's ``o200k_harmony`` (and its model prefix ``gpt-oss-``). Its special
@@ -12,9 +13,6 @@ tokens give the id 200018 to two strings (``<|endofprompt|>`` from o200k_base an
 ``<|reserved_200018|>`` from its reserved range), so which one tiktoken decodes 200018 to depends
 on hash order; a cybpe vocabulary gives every special token its own id, so it is refused rather
 than approximated.
-
-The ``r50k``/``p50k`` pattern is tiktoken's faster form of GPT-2's; the ``gpt2`` pre-tokenizer
-splits exactly as it does (both forms are tested equal), so these encodings use that scanner.
 """
 
 from __future__ import annotations
@@ -28,19 +26,6 @@ from cybpe.hookspecs import hookimpl
 BLOB = "https://openaipublic.blob.core.windows.net/"
 ENDOFTEXT, ENDOFPROMPT = "<|endoftext|>", "<|endofprompt|>"
 FIM_PREFIX, FIM_MIDDLE, FIM_SUFFIX = "<|fim_prefix|>", "<|fim_middle|>", "<|fim_suffix|>"
-
-R50K_PAT_STR = r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s"""
-CL100K_PAT_STR = (r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+"""
-                  r"""| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s""")
-O200K_PAT_STR = "|".join([
-    r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
-    r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
-    r"""\p{N}{1,3}""",
-    r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
-    r"""\s*[\r\n]+""",
-    r"""\s+(?!\S)""",
-    r"""\s+""",
-])
 
 GPT2_VOCAB_BPE = EncodingFile("gpt2/vocab.bpe", "1ce1664773c50f3e0cc8842619a93edc4624525b728b188a9e0be33b7726adc5",
                               BLOB + "gpt-2/encodings/main/vocab.bpe")
@@ -60,21 +45,23 @@ O200K = EncodingFile("o200k_base.tiktoken", "446a9538cb6c348e3516120d7c08b09f57c
 LLAMA3 = EncodingFile("llama3/tokenizer.json", "c05a3c2174e9edd5be19dc5a0748c42a9037bec2811ce062728bfd71f8702d78")
 QWEN3 = EncodingFile("qwen3/tokenizer.json", "aeb13307a71acd8fe81861d94ad54ab689df773318809eed3cbe794b4492dae4")
 
-#: name -> tiktoken's definition: pattern, special tokens, ``explicit_n_vocab`` (None where
-#: tiktoken gives none), the cybpe pre-tokenizer that splits as the pattern does, and the files.
+#: name -> tiktoken's definition: special tokens, ``explicit_n_vocab`` (None where tiktoken gives
+#: none), the files, and the built-in pre-tokenizer whose pattern is tiktoken's ``pat_str``
+#: (``cl100k``, ``o200k``) or splits exactly as it does (``gpt2``: GPT-2's original form of the
+#: r50k pattern, which its module keeps as ``PATTERN_R50K``).
 TIKTOKEN_DEFINITIONS: dict[str, dict[str, Any]] = {
-    "gpt2": {"pat_str": R50K_PAT_STR, "special_tokens": {ENDOFTEXT: 50256}, "n_vocab": 50257,
+    "gpt2": {"special_tokens": {ENDOFTEXT: 50256}, "n_vocab": 50257,
              "pretokenizer": "gpt2", "files": (GPT2_VOCAB_BPE, GPT2_ENCODER_JSON)},
-    "r50k_base": {"pat_str": R50K_PAT_STR, "special_tokens": {ENDOFTEXT: 50256}, "n_vocab": 50257,
+    "r50k_base": {"special_tokens": {ENDOFTEXT: 50256}, "n_vocab": 50257,
                   "pretokenizer": "gpt2", "files": (R50K,)},
-    "p50k_base": {"pat_str": R50K_PAT_STR, "special_tokens": {ENDOFTEXT: 50256}, "n_vocab": 50281,
+    "p50k_base": {"special_tokens": {ENDOFTEXT: 50256}, "n_vocab": 50281,
                   "pretokenizer": "gpt2", "files": (P50K,)},
-    "p50k_edit": {"pat_str": R50K_PAT_STR, "n_vocab": None, "pretokenizer": "gpt2", "files": (P50K,),
+    "p50k_edit": {"n_vocab": None, "pretokenizer": "gpt2", "files": (P50K,),
                   "special_tokens": {ENDOFTEXT: 50256, FIM_PREFIX: 50281, FIM_MIDDLE: 50282, FIM_SUFFIX: 50283}},
-    "cl100k_base": {"pat_str": CL100K_PAT_STR, "n_vocab": None, "pretokenizer": "cl100k", "files": (CL100K,),
+    "cl100k_base": {"n_vocab": None, "pretokenizer": "cl100k", "files": (CL100K,),
                     "special_tokens": {ENDOFTEXT: 100257, FIM_PREFIX: 100258, FIM_MIDDLE: 100259,
                                        FIM_SUFFIX: 100260, ENDOFPROMPT: 100276}},
-    "o200k_base": {"pat_str": O200K_PAT_STR, "special_tokens": {ENDOFTEXT: 199999, ENDOFPROMPT: 200018},
+    "o200k_base": {"special_tokens": {ENDOFTEXT: 199999, ENDOFPROMPT: 200018},
                    "n_vocab": None, "pretokenizer": "o200k", "files": (O200K,)},
 }
 

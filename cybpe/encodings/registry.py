@@ -46,6 +46,11 @@ class EncodingEntry:
     distribution: Optional[str]
     version: Optional[str]
 
+    @property
+    def source(self) -> tuple:
+        """What identifies where a built encoding came from: plugin and files."""
+        return (self.plugin, self.distribution, self.files, self.n_vocab)
+
     def load(self, paths: Sequence[str]) -> Any:
         """Build the tokenizer from local copies of the files (already checked), name it."""
         from cybpe._tokenizer import Tokenizer
@@ -84,7 +89,7 @@ class EncodingRegistry:
         self._models: dict[str, str] = {}
         self._prefixes: dict[str, str] = {}
         self._built: dict[str, Any] = {}
-        self._built_from: dict[str, Callable[..., Any]] = {}  # the build function each came from
+        self._built_from: dict[str, tuple] = {}  # the EncodingEntry.source each was built from
 
     # -- collecting --------------------------------------------------------------------------
     def _refresh(self) -> None:
@@ -108,8 +113,10 @@ class EncodingRegistry:
                 raise PluginError(f"plugin {impl.plugin_name!r} raised while registering encodings: "
                                   f"{exc!r}") from exc
         self._entries, self._models, self._prefixes = dict(sorted(entries.items())), models, prefixes
+        # Keep what was built from an entry that is still registered by the same plugin with the
+        # same files (a hook implementation makes new build functions each time it runs).
         self._built = {name: tok for name, tok in self._built.items()
-                       if name in self._entries and self._built_from.get(name) is self._entries[name].build}
+                       if name in self._entries and self._built_from.get(name) == self._entries[name].source}
         self._impls_key = key
 
     @staticmethod
@@ -181,7 +188,7 @@ class EncodingRegistry:
             if tok is None:
                 tok = entry.load([find_file(f, name) for f in entry.files])
                 self._built[name] = tok
-                self._built_from[name] = entry.build
+                self._built_from[name] = entry.source
             return tok
 
     def name_for_model(self, model: str) -> str:

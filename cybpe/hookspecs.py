@@ -16,6 +16,10 @@ and an entry point in its ``pyproject.toml``::
 
 The built-in pre-tokenizers (``pretokenizers/`` in the source tree, imported as
 ``cybpe_pretokenizers``) are ordinary plugins registered through the same group.
+
+A second hook, ``cybpe_register_encodings``, adds named encodings (``cybpe.get_encoding``); its
+plugins are listed in the ``cybpe.encodings`` group, and the built-in encodings
+(``cybpe.encodings.known_encodings``) come through it too.
 """
 
 from __future__ import annotations

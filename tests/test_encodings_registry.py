@@ -7,8 +7,11 @@ import base64
 import functools
 import hashlib
 import http.server
+import json
 import os
 import shutil
+import subprocess
+import sys
 import threading
 import types
 from pathlib import Path
@@ -511,3 +514,42 @@ def test_download_of_a_plugin_encoding_from_its_own_address(places, server, tmp_
         assert cybpe.get_encoding("tiny_served").n_vocab == 301
     finally:
         cybpe.unregister_plugin("tiny-served")
+
+
+def test_an_installed_package_adds_encodings_through_its_entry_point(tmp_path):
+    """The tiktoken_ext way: a package installed by pip, found through ``cybpe.encodings``."""
+
+    source = tmp_path / "src"
+    source.mkdir()
+    (source / "pyproject.toml").write_text(
+        '[build-system]\nrequires = ["setuptools>=61"]\nbuild-backend = "setuptools.build_meta"\n'
+        '[project]\nname = "cybpe-acme-encodings"\nversion = "0.3.0"\ndependencies = ["cybpe"]\n'
+        '[project.entry-points."cybpe.encodings"]\nacme = "cybpe_acme_encodings"\n'
+        '[tool.setuptools]\npy-modules = ["cybpe_acme_encodings"]\n')
+    (tmp_path / "data").mkdir()
+    _, digest = _tiny_tiktoken_file(tmp_path / "data" / "acme_base.tiktoken")
+    (source / "cybpe_acme_encodings.py").write_text(
+        "import cybpe\nfrom cybpe.encodings import EncodingFile\n\n"
+        "@cybpe.hookimpl\ndef cybpe_register_encodings(register):\n"
+        "    '''Acme's encodings.'''\n"
+        f"    register('acme_base', files=[EncodingFile('acme_base.tiktoken', {digest!r})], models=['acme-1'],\n"
+        "             build=lambda path: cybpe.Tokenizer.from_tiktoken(path, 'cl100k', {'<|endoftext|>': 300}))\n")
+    site = tmp_path / "site"
+    built = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
+                            "--no-index", "--target", str(site), str(source)], capture_output=True, text=True)
+    assert built.returncode == 0, built.stdout + built.stderr
+    code = ("import cybpe, json\nfrom cybpe.encodings.registry import list_encodings\n"
+            "enc = cybpe.encoding_for_model('acme-1')\n"
+            "info = [i for i in list_encodings() if i['name'] == 'acme_base'][0]\n"
+            "print(json.dumps([enc.name, enc.eot_token, enc.decode(enc.encode('hello world')), info['distribution'],"
+            " info['version'], info['plugin']]))\n")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")]),
+               CYBPE_ENCODINGS_DIR=str(tmp_path / "data"))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout) == ["acme_base", 300, "hello world", "cybpe-acme-encodings", "0.3.0", "acme"]
+    blocked = subprocess.run([sys.executable, "-c", "import cybpe; print(cybpe.list_encoding_names())"],
+                             capture_output=True, text=True, cwd=tmp_path,
+                             env=dict(env, CYBPE_DISABLE_PLUGIN_AUTOLOAD="1"))
+    assert blocked.returncode == 0, blocked.stderr
+    assert "acme_base" not in blocked.stdout and "cl100k_base" in blocked.stdout

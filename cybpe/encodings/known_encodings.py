@@ -17,6 +17,7 @@ than approximated.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from cybpe.encodings.cache import EncodingFile
@@ -87,27 +88,26 @@ MODEL_PREFIXES: dict[str, tuple[str, ...]] = {
 }
 
 
-def _tiktoken_builder(name: str, definition: dict[str, Any]):
+def _build_from_gpt2_files(name: str, definition: dict[str, Any], vocab_bpe: str, encoder_json: str) -> Any:
+    """GPT-2's vocab.bpe + encoder.json, read as tiktoken reads them: as ranks (a token's rank
+    is its id), merged by rank rather than by the merge list. Written as .tiktoken, these ranks
+    are byte for byte r50k_base.tiktoken (tested)."""
+    from cybpe._tokenizer import Tokenizer
+    from cybpe.formats.gpt2 import load_gpt2
+    from cybpe.formats.vocab import Vocab
+
+    specials = definition["special_tokens"]
+    files = load_gpt2(encoder_json, vocab_bpe)
+    if files.special_tokens != specials:
+        raise FormatError(f"{encoder_json} has the special tokens {files.special_tokens}, not {specials}")
+    return Tokenizer(Vocab(list(files.tokens), None, dict(specials), True), definition["pretokenizer"],
+                     name=name, source=encoder_json)
+
+
+def _build_from_tiktoken_file(name: str, definition: dict[str, Any], path: str) -> Any:
     from cybpe._tokenizer import Tokenizer
 
-    pretokenizer, specials = definition["pretokenizer"], definition["special_tokens"]
-    if len(definition["files"]) == 2:  # GPT-2's vocab.bpe + encoder.json
-        def build(vocab_bpe: str, encoder_json: str) -> Tokenizer:
-            from cybpe.formats.gpt2 import load_gpt2
-            from cybpe.formats.vocab import Vocab
-
-            files = load_gpt2(encoder_json, vocab_bpe)
-            if files.special_tokens != specials:
-                raise FormatError(f"{encoder_json} has the special tokens {files.special_tokens}, not {specials}")
-            # tiktoken reads these files as ranks (a token's rank is its id) and merges by rank,
-            # not by the merge list: the rank-only vocabulary encodes as tiktoken's gpt2 does.
-            # (Written as .tiktoken, these ranks are byte for byte r50k_base.tiktoken.)
-            return Tokenizer(Vocab(list(files.tokens), None, dict(specials), True), pretokenizer,
-                             name=name, source=encoder_json)
-    else:
-        def build(path: str) -> Tokenizer:
-            return Tokenizer.from_tiktoken(path, pretokenizer, specials, name=name)
-    return build
+    return Tokenizer.from_tiktoken(path, definition["pretokenizer"], definition["special_tokens"], name=name)
 
 
 def _hf_build(path: str) -> Any:
@@ -120,7 +120,8 @@ def _hf_build(path: str) -> Any:
 def cybpe_register_encodings(register):
     """OpenAI's public encodings (tiktoken's definitions), Llama 3 and Qwen 3."""
     for name, definition in TIKTOKEN_DEFINITIONS.items():
-        register(name, files=definition["files"], build=_tiktoken_builder(name, definition),
+        builder = _build_from_gpt2_files if len(definition["files"]) == 2 else _build_from_tiktoken_file
+        register(name, files=definition["files"], build=functools.partial(builder, name, definition),
                  n_vocab=definition["n_vocab"], models=MODELS.get(name, ()),
                  model_prefixes=MODEL_PREFIXES.get(name, ()),
                  description=f"tiktoken's {name}")

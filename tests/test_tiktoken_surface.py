@@ -201,3 +201,33 @@ def test_typical_tiktoken_code_gives_identical_results(shared_dir, tmp_path, mon
     assert got.keys() == expected.keys()
     for key in expected:
         assert got[key] == expected[key], key
+
+
+def test_the_documented_differences(pairs):
+    """README, "Named encodings": each remaining difference, on both sides, as written there."""
+    tok, ref = pairs["cl100k_base"]
+    rows = [  # (call on an encoding, tiktoken's exception, cybpe's)
+        (lambda e: e.decode([10**6]), KeyError, InvalidTokenError),
+        (lambda e: e.decode_single_token_bytes(10**6), KeyError, InvalidTokenError),
+        (lambda e: e.encode_single_token("qqqqqqqqzzz"), KeyError, InvalidTokenError),
+        (lambda e: e.decode([1.5]), TypeError, InvalidTokenError),
+        (lambda e: e.is_special_token("x"), AssertionError, ParameterTypeError),
+    ]
+    for call, theirs, ours in rows:
+        with pytest.raises(theirs):
+            call(ref)
+        with pytest.raises(ours):
+            call(tok)
+    assert issubclass(InvalidTokenError, ValueError) and issubclass(ParameterTypeError, TypeError)
+    assert ref.encode("hi", allowed_special={"<|nope|>"}) == [6151]  # ignored by tiktoken
+    with pytest.raises(InvalidTokenError, match="<\\|nope\\|>"):
+        tok.encode("hi", allowed_special={"<|nope|>"})
+    trained = cybpe.train(["no end of text token here " * 5], 300, progress=False)
+    with pytest.raises(InvalidTokenError):
+        trained.eot_token
+    with pytest.raises(ValueError):
+        tiktoken.get_encoding("no-such-encoding")
+    with pytest.raises(ValueError):
+        cybpe.get_encoding("no-such-encoding")
+    with pytest.raises(KeyError):
+        cybpe.get_encoding("no-such-encoding")

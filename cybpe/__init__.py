@@ -24,3 +24,8 @@ from cybpe.report.metrics import bits_per_byte as bits_per_byte
 from cybpe._version import __version__ as __version__
 from cybpe.formats.vocab import Vocab as Vocab
 from cybpe.hookspecs import hookimpl as hookimpl
+from cybpe.encodings.registry import get_encoding as get_encoding
+from cybpe.encodings.registry import encoding_for_model as encoding_for_model
+from cybpe.encodings.registry import encoding_name_for_model as encoding_name_for_model
+from cybpe.encodings.registry import list_encoding_names as list_encoding_names
+from cybpe.encodings.download import download as download

@@ -595,6 +595,94 @@ class Tokenizer:
         """A decoder fed ids piece by piece that holds back incomplete UTF-8 between calls."""
         return StreamDecoder(self, errors)
 
+    # -- the rest of tiktoken's Encoding surface --------------------------------------------
+    @property
+    def eot_token(self) -> int:
+        """The id of ``<|endoftext|>`` (:class:`InvalidTokenError` if it is not a special token)."""
+        try:
+            return self.vocab.special_tokens["<|endoftext|>"]
+        except KeyError:
+            raise InvalidTokenError("this tokenizer has no '<|endoftext|>' special token") from None
+
+    @property
+    def max_token_value(self) -> int:
+        """The largest id, ordinary or special (tiktoken's ``max_token_value``)."""
+        return max(len(self.vocab.tokens) - 1, max(self.vocab.special_tokens.values(), default=0))
+
+    def is_special_token(self, token: int) -> bool:
+        """Whether the id ``token`` is a special token's."""
+        if isinstance(token, bool) or not isinstance(token, (int, np.integer)):
+            raise ParameterTypeError(f"is_special_token() takes an int id, not {type(token).__name__}")
+        return int(token) in self._special_ids
+
+    def token_byte_values(self) -> list[bytes]:
+        """The bytes of every ordinary (not special) token, sorted."""
+        return list(self._sorted_tokens()[0])
+
+    def decode_batch(self, batch: Sequence[Sequence[int]], *, errors: str = "replace",
+                     num_threads: int = 8) -> list[str]:
+        """:meth:`decode` of each id list, on ``num_threads`` threads."""
+        return self._map(lambda ids: self.decode(ids, errors), _batch_list(batch), num_threads)
+
+    def decode_bytes_batch(self, batch: Sequence[Sequence[int]], *, num_threads: int = 8) -> list[bytes]:
+        """:meth:`decode_bytes` of each id list, on ``num_threads`` threads."""
+        return self._map(self.decode_bytes, _batch_list(batch), num_threads)
+
+    def encode_with_unstable(self, text: str, *, allowed_special: SpecialSet = frozenset(),
+                             disallowed_special: SpecialSet = "all") -> tuple[list[int], list[list[int]]]:
+        """tiktoken's ``encode_with_unstable``: ``(stable ids, completions)``, where the stable
+        ids decode to a prefix of ``text`` and every completion appended to them decodes to
+        text that starts with ``text`` (:mod:`cybpe.encode.unstable` says how). Completions are
+        sorted; tiktoken lists the same ones in an arbitrary order."""
+        from cybpe.encode.unstable import unstable_completions
+
+        if type(text) is not str:
+            text = _exact_str(text, "encode_with_unstable")
+        allowed = self._checked_specials(text, allowed_special, disallowed_special)
+        tokens = self.encode(text, allowed_special=allowed, disallowed_special=())
+        last = None
+        for part, special in self._splitter(allowed).parts(text):
+            last = None if special else part
+        last_piece_len = 0
+        if last:
+            if self.normalizer is not None:
+                last = unicodedata.normalize(self.normalizer, clean_surrogates(last))
+            pieces = self.pretokenizer.split(clean_surrogates(last))
+            if pieces:
+                last_piece_len = len(self._encoder.encode_piece(pieces[-1].encode("utf-8")))
+        return unstable_completions(tokens, last_piece_len, self._encoder.token_bytes, self._sorted_tokens(),
+                                    lambda texts: self.encode_ordinary_batch(texts, num_threads=1),
+                                    self._merge_only_encoder().encode_piece)
+
+    @property
+    def _special_ids(self) -> frozenset[int]:
+        found = self.__dict__.get("_special_id_set")
+        if found is None or found[0] is not self.vocab.special_tokens:
+            found = self.__dict__["_special_id_set"] = (self.vocab.special_tokens,
+                                                        frozenset(self.vocab.special_tokens.values()))
+        return found[1]
+
+    def _sorted_tokens(self) -> tuple[list[bytes], list[int]]:
+        """The ordinary tokens' bytes sorted, with their ids (built once; a race builds it twice)."""
+        found = self.__dict__.get("_sorted_token_cache")
+        if found is None:
+            tokens = self.vocab.tokens
+            order = sorted(range(len(tokens)), key=tokens.__getitem__)
+            found = self.__dict__["_sorted_token_cache"] = ([tokens[i] for i in order], order)
+        return found
+
+    def _merge_only_encoder(self) -> RankEncoder:
+        """An encoder of the same vocabulary without the whole-piece lookup (tiktoken's
+        ``byte_pair_encode``), for :meth:`encode_with_unstable`; built on first use."""
+        if not self.vocab.ignore_merges:
+            return self._encoder
+        found = self.__dict__.get("_merge_only_cache")
+        if found is None:
+            vocab = self.vocab
+            found = self.__dict__["_merge_only_cache"] = RankEncoder(
+                vocab.tokens, None if vocab.encode_by_rank else vocab.merges, whole_piece_lookup=False)
+        return found
+
     # -- training report -----------------------------------------------------------------------
     def merge_report(self) -> list[dict[str, Any]]:
         """Per merge of a trained tokenizer: rank, pair, new id, new token's bytes and the pair's
@@ -684,8 +772,10 @@ class Tokenizer:
     def from_tiktoken(cls, path: PathLike, pretokenizer: Union[str, PreTokenizer, None] = None,
                       special_tokens: Optional[dict[str, int]] = None, *, name: Optional[str] = None) -> "Tokenizer":
         """Load ``.tiktoken`` ranks. For ``cl100k_base``, ``o200k_base`` and ``r50k_base``/``gpt2``
-        (taken from ``name`` or the file name) the pre-tokenizer and special tokens are known;
-        otherwise give them."""
+        (taken from ``name`` or the file name) the pre-tokenizer and special tokens are known; so
+        they are for a registered encoding's file under another name (a tiktoken cache file,
+        named by the sha1 of its address, or any copy with the registered sha256); otherwise
+        give them."""
         from cybpe.formats.tiktoken import load_tiktoken
         from cybpe.formats.known import KNOWN_ENCODINGS
 
@@ -697,6 +787,15 @@ class Tokenizer:
         if special_tokens is not None and not isinstance(special_tokens, dict):
             raise ParameterTypeError(
                 f"special_tokens must be a dict of str to id, not {type(special_tokens).__name__}")
+        guessed = os.path.basename(path).split(".")[0]
+        if name is None and pretokenizer is None and special_tokens is None and guessed not in KNOWN_ENCODINGS:
+            # A registered encoding's file under any name (tiktoken's cache names it by the sha1
+            # of its address): recognised by that name or its sha256, built as registered.
+            from cybpe.encodings.registry import tiktoken_file_encoding
+
+            entry = tiktoken_file_encoding(path)
+            if entry is not None:
+                return entry.load([path])
         name = name or os.path.basename(path).split(".")[0]
         known = KNOWN_ENCODINGS.get(name)
         if pretokenizer is None:
@@ -832,6 +931,13 @@ def _special_set(value: Any, argument: str) -> set[str]:
         if type(item) is not str and not isinstance(item, str):
             raise ParameterTypeError(f"{argument}: {describe(item)} is not a str")
     return items
+
+
+def _batch_list(batch: Any) -> list:
+    """decode_batch()'s argument as a list of id sequences (a str or bytes is refused)."""
+    if isinstance(batch, (str, bytes, bytearray)) or not hasattr(batch, "__iter__"):
+        raise ParameterTypeError(f"the batch must be a sequence of id sequences, not {type(batch).__name__}")
+    return list(batch)
 
 
 class StreamDecoder:

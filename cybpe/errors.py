@@ -7,7 +7,9 @@ Where Python has a matching built-in exception, the typed error subclasses it to
 ``ParameterTypeError`` is a ``ValueError`` and a ``TypeError``; ``TooLargeError`` a ``ValueError``
 and an ``OverflowError``; ``ConcurrentUseError`` a ``RuntimeError``; ``PatternTimeoutError`` a
 ``TimeoutError``; ``SaveError`` an ``OSError``. ``DuplicatePreTokenizerError`` and
-``PluginError`` are only ``CybpeError``.
+``PluginError`` are only ``CybpeError``. The encoding registry's ``UnknownEncodingError`` is a
+``KeyError`` and a ``ValueError``; ``MissingEncodingFileError`` a ``FileNotFoundError``;
+``HashMismatchError`` a ``FormatError``; ``DownloadError`` an ``OSError``.
 """
 
 from __future__ import annotations
@@ -120,3 +122,43 @@ class TooLargeError(InvalidParameterError, OverflowError):
     """A number does not fit where it goes: a count past ``2**63 - 1``, more distinct chunks
     than the table numbers... Both an :class:`InvalidParameterError` (``ValueError``) and an
     ``OverflowError``."""
+
+
+class UnknownEncodingError(CybpeError, KeyError, ValueError):
+    """No encoding is registered under the requested name, or no encoding is known for a model
+    name. Both a ``KeyError`` (what tiktoken's ``encoding_for_model`` raises) and a
+    ``ValueError`` (what tiktoken's ``get_encoding`` raises), so either ``except`` clause of code
+    written for tiktoken catches it."""
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0]) if self.args else ""
+
+
+class DuplicateEncodingError(PluginError):
+    """Two plugins registered the same encoding name, or mapped the same model name."""
+
+
+class MissingEncodingFileError(CybpeError, FileNotFoundError):
+    """A file an encoding needs is in none of the places cybpe looks (offline). The message
+    names the file, its sha256, every place searched and where to put it; the exception has
+    the attributes ``encoding``, ``file`` (its registered relative path), ``sha256`` and
+    ``searched`` (the paths looked at). Subclasses ``FileNotFoundError``."""
+
+    def __init__(self, message: str, *, encoding: str = "", file: str = "", sha256: str = "",
+                 searched: tuple = ()) -> None:
+        super().__init__(message)
+        self.encoding, self.file, self.sha256, self.searched = encoding, file, sha256, tuple(searched)
+
+    def __str__(self) -> str:  # OSError would format (errno, strerror)
+        return str(self.args[0]) if self.args else ""
+
+
+class HashMismatchError(FormatError):
+    """A file found for an encoding (or downloaded for it) does not have the registered sha256:
+    a different version, a truncated copy, or another file under the expected name. The message
+    names the file and both hashes; nothing is loaded or written."""
+
+
+class DownloadError(CybpeError, OSError):
+    """:func:`cybpe.download` could not fetch a file (no network, an HTTP error, no download
+    address registered for the file). Nothing is written. Subclasses ``OSError``."""

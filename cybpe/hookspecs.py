@@ -16,6 +16,10 @@ and an entry point in its ``pyproject.toml``::
 
 The built-in pre-tokenizers (``pretokenizers/`` in the source tree, imported as
 ``cybpe_pretokenizers``) are ordinary plugins registered through the same group.
+
+A second hook, ``cybpe_register_encodings``, adds named encodings (``cybpe.get_encoding``); its
+plugins are listed in the ``cybpe.encodings`` group, and the built-in encodings
+(``cybpe.encodings.known_encodings``) come through it too.
 """
 
 from __future__ import annotations
@@ -24,6 +28,9 @@ import pluggy
 
 PROJECT_NAME = "cybpe"
 ENTRY_POINT_GROUP = "cybpe.pretokenizers"
+#: Entry points of plugins that add encodings (``cybpe_register_encodings``). The same plugin
+#: manager loads both groups; a module implementing both hooks is listed in one group only.
+ENCODINGS_ENTRY_POINT_GROUP = "cybpe.encodings"
 
 hookspec = pluggy.HookspecMarker(PROJECT_NAME)
 
@@ -60,4 +67,30 @@ def cybpe_register_pretokenizers(register):  # type: ignore[no-untyped-def]
         as ``pattern`` + ``refine``, which exports to HF ``tokenizers`` and tiktoken write
         (without it, exporting a pre-tokenizer with ``refine`` raises ``ExportError``). The
         description defaults to the docstring of the hook implementation.
+    """
+
+
+@hookspec
+def cybpe_register_encodings(register):  # type: ignore[no-untyped-def]
+    """Register zero or more named encodings (what ``cybpe.get_encoding(name)`` returns), the
+    way a ``tiktoken_ext`` module's ``ENCODING_CONSTRUCTORS`` adds encodings to tiktoken.
+
+    :param register: call ``register(name, *, files, build, n_vocab=None, models=(),
+        model_prefixes=(), description=None)`` once per encoding. ``files`` is a sequence of
+        ``cybpe.encodings.EncodingFile(path, sha256, url=None)``: each file's path relative to
+        ``$CYBPE_ENCODINGS_DIR``, its sha256 (checked before use) and the address tiktoken
+        caches it under (its cache file is named by the sha1 of that address). ``build`` is a
+        function of the files' local paths, in that order, returning a ``cybpe.Tokenizer``; it
+        runs on first use only. ``n_vocab`` (optional) is checked against what ``build`` returns.
+        ``models`` maps model names to this encoding, ``model_prefixes`` model-name prefixes
+        (for ``cybpe.encoding_for_model``). The description defaults to the docstring of the
+        hook implementation. Example::
+
+            @cybpe.hookimpl
+            def cybpe_register_encodings(register):
+                register("my_base", files=[EncodingFile("my_base.tiktoken", "ab12...")],
+                         build=lambda path: cybpe.Tokenizer.from_tiktoken(
+                             path, "cl100k", {"<|endoftext|>": 50000}))
+
+        with an entry point in the ``cybpe.encodings`` group.
     """

@@ -77,6 +77,43 @@ def test_registry_functions_are_thread_safe():
     assert _run_in_threads(lambda _: cybpe.list_pretokenizers(), range(8)) == [listing] * 8
 
 
+def test_encoding_registry_builds_once_across_threads(tok, tmp_path, monkeypatch):
+    """Concurrent get_encoding calls build a registered encoding once and share it."""
+    import hashlib
+    import types
+
+    from cybpe.encodings import EncodingFile
+    from cybpe.encodings.registry import forget_built
+
+    tok.to_tiktoken(tmp_path / "threads_base.tiktoken")
+    digest = hashlib.sha256((tmp_path / "threads_base.tiktoken").read_bytes()).hexdigest()
+    monkeypatch.setenv("CYBPE_ENCODINGS_DIR", str(tmp_path))
+    builds = []
+
+    def build(path):
+        builds.append(path)
+        return cybpe.Tokenizer.from_tiktoken(path, "cl100k", {})
+
+    plugin = types.ModuleType("threads_plugin")
+    plugin.cybpe_register_encodings = cybpe.hookimpl(
+        lambda register: register("threads_base", files=[EncodingFile("threads_base.tiktoken", digest)],
+                                  build=build))
+    cybpe.register_plugin(plugin, "threads-plugin")
+    try:
+        found = _run_in_threads(lambda _: cybpe.get_encoding("threads_base"), range(16))
+        assert len(builds) == 1 and all(enc is found[0] for enc in found)
+        names = cybpe.list_encoding_names()
+        assert _run_in_threads(lambda _: cybpe.list_encoding_names(), range(8)) == [names] * 8
+        enc = found[0]
+        texts = TEXTS[:40]
+        for call in (lambda t: enc.encode_with_unstable(t[:60], disallowed_special=()),
+                     lambda t: enc.decode_batch([enc.encode_ordinary(t)] * 3, num_threads=2)):
+            assert _run_in_threads(call, texts) == [call(t) for t in texts]
+    finally:
+        cybpe.unregister_plugin("threads-plugin")
+        forget_built()
+
+
 def test_chunk_counts_readers_during_an_update():
     """Reads wait for the update in progress: every read sees the counts of a whole number of
     update() calls, and the final counts equal one thread's."""

@@ -45,6 +45,8 @@ BUILTIN_PLUGINS = (
     "cybpe_pretokenizers.abugida",
     "cybpe_pretokenizers.custom_regex",
 )
+#: The built-in encodings plugin (``cybpe.get_encoding``), in the ``cybpe.encodings`` group.
+BUILTIN_ENCODING_PLUGINS = ("cybpe.encodings.known_encodings",)
 
 PatternSource = Union[str, Callable[..., str]]
 
@@ -125,12 +127,13 @@ class PreTokenizerRegistry:
         for blocked in filter(None, os.environ.get("CYBPE_BLOCKED_PLUGINS", "").split(",")):
             self.pm.set_blocked(blocked.strip())
         if os.environ.get("CYBPE_DISABLE_PLUGIN_AUTOLOAD", "") in ("", "0"):
-            try:
-                self.pm.load_setuptools_entrypoints(hookspecs.ENTRY_POINT_GROUP)
-            except Exception as exc:  # a broken third-party package must not hide the cause
-                raise PluginError(f"loading a cybpe.pretokenizers entry point failed: {exc!r}") from exc
+            for group in (hookspecs.ENTRY_POINT_GROUP, hookspecs.ENCODINGS_ENTRY_POINT_GROUP):
+                try:
+                    self.pm.load_setuptools_entrypoints(group)
+                except Exception as exc:  # a broken third-party package must not hide the cause
+                    raise PluginError(f"loading a {group} entry point failed: {exc!r}") from exc
         registered = set(self.pm.get_plugins())
-        for module_name in BUILTIN_PLUGINS:
+        for module_name in BUILTIN_PLUGINS + BUILTIN_ENCODING_PLUGINS:
             module = importlib.import_module(module_name)
             short = module_name.rsplit(".", 1)[1]
             if module not in registered and not self.pm.is_blocked(short):
@@ -263,6 +266,26 @@ class PreTokenizerRegistry:
 
 
 _REGISTRY = PreTokenizerRegistry()
+
+
+def plugin_manager() -> pluggy.PluginManager:
+    """The loaded plugin manager behind every cybpe hook (pre-tokenizers and encodings): the
+    encoding registry reads its ``cybpe_register_encodings`` implementations from it."""
+    _REGISTRY.ensure_loaded()
+    return _REGISTRY.pm
+
+
+def plugin_distribution(plugin: Any) -> tuple[Optional[str], Optional[str]]:
+    """(distribution name, version) of a registered plugin object; cybpe's for the built-ins,
+    ``(None, its __version__)`` for an in-process plugin."""
+    for registered, dist in _REGISTRY.pm.list_plugin_distinfo():
+        if registered is plugin:
+            return dist.metadata["name"], dist.version
+    if getattr(plugin, "__name__", "").startswith(("cybpe_pretokenizers", "cybpe.")):
+        from cybpe._version import __version__
+
+        return "cybpe", __version__
+    return None, getattr(plugin, "__version__", None)
 
 
 def list_pretokenizers() -> list[dict[str, Any]]:

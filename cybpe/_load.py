@@ -27,7 +27,7 @@ PathLike = Union[str, os.PathLike]
 
 @dataclass(frozen=True)
 class TokenizerFormat:
-    """One on-disk format: ``detect`` says whether a file (never a folder) is one;
+    """One on-disk format: ``detect`` says whether an existing file or folder is one;
     ``output_matches`` whether an output path names one; ``read`` / ``write`` do the work."""
 
     name: str
@@ -61,9 +61,15 @@ def _read_gpt2(path: Path) -> Tokenizer:
 
 def _write_gpt2(tokenizer: Tokenizer, path: Path) -> None:
     encoder_json, vocab_bpe = _gpt2_pair(path)
-    if path.is_dir() or not path.suffix:
-        path.mkdir(parents=True, exist_ok=True)
-    tokenizer.to_gpt2(encoder_json, vocab_bpe)
+    created = not path.exists() and not path.suffix
+    if created:
+        path.mkdir(parents=True)
+    try:
+        tokenizer.to_gpt2(encoder_json, vocab_bpe)
+    except BaseException:
+        if created:  # a refused export leaves nothing behind, not even the folder
+            path.rmdir()
+        raise
 
 
 def _write_hf(tokenizer: Tokenizer, path: Path) -> None:
@@ -71,7 +77,13 @@ def _write_hf(tokenizer: Tokenizer, path: Path) -> None:
 
 
 def _is_native(path: Path) -> bool:
-    return path.suffix == ".json" and b'"cybpe-tokenizer"' in _head(path)
+    return path.is_file() and path.suffix == ".json" and b'"cybpe-tokenizer"' in _head(path)
+
+
+def _is_gpt2(path: Path) -> bool:
+    if path.is_dir():
+        return (path / "encoder.json").is_file() and not (path / "tokenizer.json").is_file()
+    return path.name.endswith(("encoder.json", "vocab.bpe"))
 
 
 #: Every format cybpe reads and writes, in the order files are tried.
@@ -84,22 +96,30 @@ FORMATS: tuple[TokenizerFormat, ...] = (
         write=lambda tok, p: tok.save(p),
     ),
     TokenizerFormat(
+        "transformers", "a transformers tokenizer folder (tokenizer.json, tokenizer_config.json, "
+        "special_tokens_map.json: roles and added tokens kept)",
+        detect=lambda p: p.is_dir() and (p / "tokenizer.json").is_file(),
+        output_matches=lambda p: False,  # a folder is GPT-2's by default; name this one
+        read=lambda p: Tokenizer.from_pretrained(p),
+        write=lambda tok, p: tok.save_pretrained(p),
+    ),
+    TokenizerFormat(
         "tiktoken", "tiktoken's .tiktoken ranks (base64 token, rank per line)",
-        detect=lambda p: p.suffix == ".tiktoken",
+        detect=lambda p: p.is_file() and p.suffix == ".tiktoken",
         output_matches=lambda p: p.suffix == ".tiktoken",
         read=lambda p: Tokenizer.from_tiktoken(p),
         write=lambda tok, p: tok.to_tiktoken(p),
     ),
     TokenizerFormat(
         "gpt2", "the original GPT-2 encoder.json + vocab.bpe (a folder, or either file)",
-        detect=lambda p: p.name.endswith(("encoder.json", "vocab.bpe")),
+        detect=_is_gpt2,
         output_matches=lambda p: p.name.endswith("encoder.json") or p.is_dir() or not p.suffix,
         read=_read_gpt2,
         write=_write_gpt2,
     ),
     TokenizerFormat(
         "hf", "HF tokenizers' tokenizer.json (byte-level BPE)",
-        detect=lambda p: p.suffix == ".json" and b"{" in _head(p),
+        detect=lambda p: p.is_file() and p.suffix == ".json" and b"{" in _head(p),
         output_matches=lambda p: p.name.endswith("tokenizer.json"),
         read=lambda p: Tokenizer.from_hf(p),
         write=_write_hf,
@@ -108,9 +128,6 @@ FORMATS: tuple[TokenizerFormat, ...] = (
 
 #: The names of :data:`FORMATS`, for error messages and ``--to`` choices.
 FORMAT_NAMES = tuple(f.name for f in FORMATS)
-
-# The file a folder is read through, in order (a transformers folder, a GPT-2 folder).
-_FOLDER_FILES = ("tokenizer.json", "encoder.json")
 
 
 def _path(path: PathLike, argument: str = "path") -> Path:
@@ -129,18 +146,16 @@ def _format(name: str) -> TokenizerFormat:
 
 
 def format_of(path: PathLike) -> TokenizerFormat:
-    """The format of an existing tokenizer file or folder (FormatError when none fits)."""
+    """The format of an existing tokenizer file or folder (FormatError when it is missing or
+    none fits)."""
     p = _path(path)
     if not p.exists():
-        raise FileNotFoundError(f"{p}: no such file or folder")
-    if p.is_dir():
-        inside = next((p / name for name in _FOLDER_FILES if (p / name).is_file()), None)
-        if inside is None:
-            raise FormatError(f"{p}: a folder without tokenizer.json or encoder.json + vocab.bpe")
-        p = inside
+        raise FormatError(f"{p}: cannot read: no such file or folder")
     for fmt in FORMATS:
         if fmt.detect(p):
             return fmt
+    if p.is_dir():
+        raise FormatError(f"{p}: a folder without tokenizer.json or encoder.json + vocab.bpe")
     raise FormatError(f"{p}: not a tokenizer file cybpe knows ({', '.join(FORMAT_NAMES)})")
 
 
@@ -157,20 +172,20 @@ def output_format(path: PathLike, format: Optional[str] = None) -> TokenizerForm
 
 def load(path: PathLike, *, pretokenizer: Union[str, PreTokenizer, None] = None) -> Tokenizer:
     """A tokenizer from any file cybpe reads (see :data:`FORMATS`): cybpe's JSON, ``.tiktoken``,
-    HF ``tokenizer.json`` (or a folder holding one), GPT-2 ``encoder.json`` + ``vocab.bpe``.
+    HF ``tokenizer.json``, a transformers folder, GPT-2 ``encoder.json`` + ``vocab.bpe``.
 
     ``pretokenizer`` replaces the one the file implies (a ``.tiktoken`` file of an encoding cybpe
     does not know needs one)."""
     p = _path(path)
     fmt = format_of(p)
-    if p.is_dir():
-        p = next(p / name for name in _FOLDER_FILES if (p / name).is_file())
     if fmt.name == "tiktoken" and pretokenizer is not None:
         return Tokenizer.from_tiktoken(p, pretokenizer)
     tokenizer = fmt.read(p)
     if pretokenizer is not None and pretokenizer != tokenizer.pretokenizer.name:
         tokenizer = Tokenizer(tokenizer.vocab, pretokenizer, name=tokenizer.name,
-                              metadata=tokenizer.metadata, normalizer=tokenizer.normalizer)
+                              metadata=tokenizer.metadata, normalizer=tokenizer.normalizer,
+                              non_special_tokens=tokenizer.non_special_tokens,
+                              model_max_length=tokenizer.model_max_length, **tokenizer.roles)
     return tokenizer
 
 

@@ -25,7 +25,13 @@ import tempfile
 from dataclasses import dataclass
 from typing import Optional
 
-from cybpe.errors import HashMismatchError, InvalidParameterError, MissingEncodingFileError, ParameterTypeError
+from cybpe.errors import (
+    FormatError,
+    HashMismatchError,
+    InvalidParameterError,
+    MissingEncodingFileError,
+    ParameterTypeError,
+)
 
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 
@@ -93,10 +99,14 @@ def candidate_paths(file: EncodingFile) -> list[str]:
 
 
 def sha256_of_file(path: str) -> str:
+    """The sha256 of a file (a file that cannot be read is a FormatError, as in every loader)."""
     digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
+    try:
+        with open(path, "rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+    except OSError as exc:
+        raise FormatError(f"{path}: cannot read the file: {exc.strerror or exc}") from None
     return digest.hexdigest()
 
 

@@ -99,25 +99,43 @@ window.addEventListener('load', function () {
 </script>"""
 
 
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
+         "--virtual-time-budget=10000"]
+
+
+def _render_check(chromium: str, page: str, tmp_path) -> dict:
+    """What the check script saw once the page loaded in Chromium: every image and table."""
+    probe = tmp_path / "probe.html"
+    probe.write_text(page.replace("</body>", CHECK + "</body>"), encoding="utf-8")
+    dom = subprocess.run([chromium, *FLAGS, f"--user-data-dir={tmp_path / 'profile'}", "--dump-dom", probe.as_uri()],
+                         capture_output=True, text=True, timeout=180)
+    found = re.search(r'<pre id="render-check">(.*?)</pre>', dom.stdout, re.S)
+    assert found, f"the check script did not run: {dom.stderr[-2000:]}"
+    return json.loads(found.group(1).replace("&quot;", '"').replace("&amp;", "&"))
+
+
+def test_the_check_sees_a_broken_image(tmp_path):
+    """The render check can fail: a PNG that does not decode has no width."""
+    chromium = _chromium()
+    page = ('<html><body><img alt=bad src="data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAA=="><table><tbody>'
+            '</tbody></table></body></html>')
+    checked = _render_check(chromium, page, tmp_path)
+    assert checked["images"] == [["bad", True, 0, 0]]
+    assert checked["tables"] == [0]
+
+
 def test_the_page_renders_in_headless_chromium(report_dir, tmp_path):
     chromium = _chromium()
     page = (report_dir / "out" / "index.html").read_text(encoding="utf-8")
-    probe = tmp_path / "probe.html"
-    probe.write_text(page.replace("</body>", CHECK + "</body>"), encoding="utf-8")
-    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
-             "--virtual-time-budget=10000", f"--user-data-dir={tmp_path / 'profile'}"]
-    dom = subprocess.run([chromium, *flags, "--dump-dom", probe.as_uri()], capture_output=True, text=True,
-                         timeout=180)
-    found = re.search(r'<pre id="render-check">(.*?)</pre>', dom.stdout, re.S)
-    assert found, f"the check script did not run: {dom.stderr[-2000:]}"
-    checked = json.loads(found.group(1).replace("&quot;", '"').replace("&amp;", "&"))
+    checked = _render_check(chromium, page, tmp_path)
     report = json.loads((report_dir / "out" / "report.json").read_text(encoding="utf-8"))
     assert len(checked["images"]) == len(report["figures"]) > 0
     for alt, complete, width, height in checked["images"]:
         assert complete and width > 0 and height > 0, alt
     assert checked["tables"] and all(rows > 0 for rows in checked["tables"]), checked["tables"]
     shot = tmp_path / "report.png"
-    subprocess.run([chromium, *flags, f"--screenshot={shot}", "--window-size=1200,2400", probe.as_uri()],
+    subprocess.run([chromium, *FLAGS, f"--user-data-dir={tmp_path / 'profile'}", f"--screenshot={shot}",
+                    "--window-size=1200,2400", (report_dir / "out" / "index.html").as_uri()],
                    capture_output=True, timeout=180)
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     print(f"screenshot: {shot}")

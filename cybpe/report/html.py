@@ -37,7 +37,7 @@ def settings(report: dict[str, Any]) -> list[tuple[str, str]]:
     rows = [("command", report.get("command_line", "")), ("rerun with", report.get("reproduce", "")),
             ("working directory", report.get("cwd", "")),
             ("texts", f"{len(report['languages'])} languages, {report.get('text_set', '')}"),
-            ("parallel", f"{report['parallel']}: {report.get('parallel_reason', '')}"),
+            ("parallel", f"{'yes' if report['parallel'] else 'no'} ({report.get('parallel_reason', '')})"),
             ("word basis", report["word_basis"] + (f" (words of {report['reference']!r})"
                                                    if report["word_basis"] == "reference" else " (each text's own)")),
             ("reference language", report["reference"])]

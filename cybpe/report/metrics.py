@@ -57,8 +57,8 @@ DEFINITIONS: dict[str, tuple[str, str]] = {
     "gini": ("Gini (tokens)", "Gini coefficient of tokens per word across the languages, per variant: "
              "mean absolute difference of all pairs / (2 x mean); 0 = every language costs the same"),
     "gini_pieces": ("Gini (pieces)", "the same Gini over pieces per word"),
-    "encode_mb_s": ("encode MB/s", "MB of UTF-8 text per second through Tokenizer.encode (the compiled "
-                    "path: one GIL-free split + encode pass), on the throughput sample"),
+    "encode_mb_s": ("encode MB/s", "MB of UTF-8 text per second through Tokenizer.encode_ordinary (the "
+                    "compiled path: one GIL-free split + encode pass), on the throughput sample"),
     "train_seconds": ("training s", "wall-clock seconds to train the variant's tokenizer on the training corpus"),
     "regex_mb_s": ("split MB/s regex", "MB/s of PreTokenizer.split with the regex module"),
     "compiled_mb_s": ("split MB/s compiled", "MB/s of the compiled scanner's split on UTF-8 bytes"),

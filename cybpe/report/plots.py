@@ -66,27 +66,34 @@ def figure_plan(report: dict[str, Any]) -> list[tuple[str, str, list[str]]]:
     return plan
 
 
+def wants_log(report: dict[str, Any], metric: str, columns: list[str], log: bool) -> bool:
+    """``log`` where it helps: values spread over more than a factor of 3 (a narrower range on a
+    log axis gets one tick or none)."""
+    values = [report["results"][c][lang][metric] for c in columns for lang in report["languages"]]
+    return log and min(values) > 0 and max(values) / min(values) > 3
+
+
 def caption(report: dict[str, Any], metric: str, columns: list[str], log: bool) -> str:
     """One paragraph: what the figure shows, on which texts, with which vocabularies."""
     n = len(report["languages"])
     parts = [f"{DEFINITIONS[metric][0].capitalize()}: {DEFINITIONS[metric][1]}."]
     parts.append(f"{n} languages ({'parallel texts' if report['parallel'] else 'texts that are NOT parallel'}"
                  f"{', ' + report['text_set'] if report.get('text_set') else ''}), sorted by the mean over "
-                 f"the {len(columns)} columns shown.")
+                 f"the {len(columns)} column{'s' if len(columns) != 1 else ''} shown.")
     if "per word" in DEFINITIONS[metric][0]:
         parts.append(f"Words: the whitespace words of the {report['reference']} text, the same number for every "
                      "language (same content), so scripts without spaces compare too."
                      if report["word_basis"] == "reference" else "Words: each text's own whitespace words.")
     training = report.get("training")
     kinds = {report["summary"][c]["kind"] for c in columns}
-    if training and "trained" in kinds:
+    if training and "trained" in kinds and metric != "pieces_per_word":
         parts.append(f"Trained variants: one {training['vocab_size']}-token vocabulary per pre-tokenizer, "
                      f"trained on the first {training['bytes'] / 1e6:.1f} MB of {training['corpus_name']}.")
     if "vocabulary" in kinds:
         parts.append("Real vocabularies differ in size and training data as well as in pre-tokenizer.")
     if metric == "premium":
         parts.append(f"The line at 1 is what {report['reference']} costs.")
-    if log:
+    if wants_log(report, metric, columns, log):
         parts.append("Log axis.")
     return " ".join(parts)
 
@@ -125,7 +132,7 @@ def draw(report: dict[str, Any], metric: str, columns: list[str], title: str, *,
     ax.set_ylim(-0.7, len(langs) - 0.3)
     ax.grid(axis="x", alpha=0.3, which="both")
     ax.grid(axis="y", alpha=0.15)
-    if log:  # plain numbers at 1-2-5 steps: "2 x 10^0" is not how a reader says 2
+    if wants_log(report, metric, columns, log):  # plain numbers at 1-2-5 steps: "2 x 10^0" is not how a reader says 2
         from matplotlib.ticker import FormatStrFormatter, LogLocator, NullFormatter
 
         ax.set_xscale("log")
@@ -133,8 +140,7 @@ def draw(report: dict[str, Any], metric: str, columns: list[str], title: str, *,
         ax.xaxis.set_major_formatter(FormatStrFormatter("%g"))
         ax.xaxis.set_minor_formatter(NullFormatter())
     if metric == "premium":
-        ax.axvline(1.0, color="black", linewidth=1, linestyle="--")
-        ax.text(1.0, len(langs) - 0.5, f" = {report['reference']}", va="center", fontsize=8)
+        ax.axvline(1.0, color="black", linewidth=1, linestyle="--", label=f"1 = {report['reference']}'s cost")
     ax.set_xlabel(metric_label(report, metric))
     ax.set_title(figure_title(report, metric, title), fontsize=11)
     ax.legend(fontsize="small", loc="lower right", framealpha=0.9)

@@ -211,7 +211,7 @@ def build_report(
     is_parallel = detected if parallel is None else bool(parallel)
     if parallel is None and not detected and len(texts) > 1:
         warnings.append("the texts are not line-aligned (their line counts differ), so they are taken as "
-                        "NOT parallel; declare --parallel if they are translations of the same content")
+                        "NOT parallel; say --parallel yes if they are translations of the same content")
     if word_basis is None:
         basis = "reference" if is_parallel and reference in texts else "whitespace"
         if not is_parallel:
@@ -235,7 +235,7 @@ def build_report(
     if is_parallel and reference not in texts:
         notes.append(f"no premium: the reference language {reference!r} is not among the texts")
     elif not is_parallel:
-        notes.append("no premium: it compares the same content, and the texts are not parallel")
+        notes.append("no premium: a premium compares the same content, and these texts are not parallel")
     n_bytes = {lang: len(t.encode("utf-8")) for lang, t in texts.items()}
     sample = _sample(texts, speed_mb)
     results: dict[str, dict[str, dict[str, Any]]] = {}

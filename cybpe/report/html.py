@@ -17,6 +17,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from cybpe.io.atomic import atomic_write_bytes
 from cybpe.report.metrics import DEFINITIONS
 from cybpe.report.variants import available_metrics, metric_table, render
 
@@ -116,12 +117,6 @@ def page(report: dict[str, Any], figures: list[dict[str, Any]]) -> str:
     return "".join(parts)
 
 
-def _atomic_write(path: Path, data: bytes) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
-
-
 def write_report(report: dict[str, Any], directory: os.PathLike, *, log: bool = False) -> list[Path]:
     """``index.html`` (with figures when matplotlib is installed), ``report.json``, ``report.md``
     and one PNG per figure in ``directory``; returns the paths written."""
@@ -143,11 +138,11 @@ def write_report(report: dict[str, Any], directory: os.PathLike, *, log: bool = 
                             "file": f"{metric}-{group.replace(' ', '-')}.png"})
     written = []
     for fig in figures:
-        _atomic_write(folder / fig["file"], fig["png"])
+        atomic_write_bytes(folder / fig["file"], fig["png"])
         written.append(folder / fig["file"])
     report["figures"] = [{k: v for k, v in fig.items() if k != "png"} for fig in figures]
     for name, data in (("report.json", json.dumps(report, indent=1, ensure_ascii=False) + "\n"),
                        ("report.md", markdown(report)), ("index.html", page(report, figures))):
-        _atomic_write(folder / name, data.encode("utf-8"))
+        atomic_write_bytes(folder / name, data.encode("utf-8"))
         written.append(folder / name)
     return written

@@ -227,3 +227,13 @@ def test_every_metric_is_defined_once_and_shown_in_help():
                           text=True, check=True).stdout
     for name in DEFINITIONS:
         assert f"{name}:" in text, name
+
+
+def test_the_readme_shows_the_same_definitions():
+    """The README's metric table is DEFINITIONS as written (the sdist ships the README beside tests/)."""
+    from pathlib import Path
+
+    from cybpe.report.metrics import definition_table
+
+    readme = Path(__file__).resolve().parents[1] / "README.md"
+    assert definition_table(markdown=True) in readme.read_text(encoding="utf-8")

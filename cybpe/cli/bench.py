@@ -193,7 +193,6 @@ def run_bench(args) -> int:
             raise CliError(f"the vocabulary label {label!r} is also a variant; name it with -t LABEL=FILE")
         tok = load_tokenizer(str(path))
         tok.name = label
-        tok.report_kind = "vocabulary"
         applied[label] = tok
         info["vocabularies"][label] = {"file": str(path), "sha256": _sha256(path), "n_vocab": tok.n_vocab,
                                        "pretokenizer": tok.pretokenizer.name}
@@ -203,12 +202,13 @@ def run_bench(args) -> int:
     n_steps = len(columns) * (len(texts) + 1) + (len(variants) if args.train_corpus else 0)
     started = time.perf_counter()
     tokenizers = dict(applied)
+    train_seconds: dict[str, float] = {}
     with Progress(show_progress(args), "bench", unit="steps", total=n_steps) as bar:
         step = lambda: bar.advance(1)  # noqa: E731
         if args.train_corpus:
             corpus = report_mod.read_prefix(Path(args.train_corpus), args.train_mb)
-            trained = report_mod.train_per_variant(corpus, variants, args.vocab_size,
-                                                   workers=args.workers, step=step)
+            trained = report_mod.train_per_variant(corpus, variants, args.vocab_size, workers=args.workers,
+                                                   step=step, seconds=train_seconds)
             for name, tok in trained.items():
                 tok.name = f"{name}-{args.vocab_size}"
             tokenizers.update(trained)
@@ -229,7 +229,9 @@ def run_bench(args) -> int:
         elif parallel is not None:
             info["parallel_reason"] = f"declared (--parallel {args.parallel})"
         report = report_mod.build_report(texts, columns, tokenizers, reference=args.reference,
-                                         word_basis=args.words, parallel=parallel, speed_mb=args.speed_mb,
+                                         word_basis=args.words, parallel=parallel,
+                                         kinds={label: "vocabulary" for label in applied},
+                                         train_seconds=train_seconds, speed_mb=args.speed_mb,
                                          step=step, info=info)
     report["seconds"] = round(time.perf_counter() - started, 2)
     for warning in report["warnings"]:

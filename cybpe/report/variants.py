@@ -160,16 +160,18 @@ def split_throughput(pre: PreTokenizer, sample: str, min_seconds: float = 0.2) -
 
 
 def train_per_variant(corpus: str, variants: list[str], vocab_size: int, *, workers: Optional[int] = None,
-                      step: Callable[[], None] = lambda: None) -> dict[str, Any]:
+                      step: Callable[[], None] = lambda: None,
+                      seconds: Optional[dict[str, float]] = None) -> dict[str, Any]:
     """One tokenizer per variant, all trained on the same ``corpus`` text with ``vocab_size``;
-    each tokenizer's ``train_seconds`` attribute holds its wall-clock training time."""
+    ``seconds`` (when given) receives each variant's wall-clock training time."""
     from cybpe._train import train
 
     out = {}
     for name in variants:
         started = time.perf_counter()
         tok = train([corpus], vocab_size, name, workers=workers, progress=False)
-        tok.train_seconds = time.perf_counter() - started
+        if seconds is not None:
+            seconds[name] = time.perf_counter() - started
         out[name] = tok
         step()
     return out
@@ -188,6 +190,8 @@ def build_report(
     reference: str = "en",
     word_basis: Optional[str] = None,
     parallel: Optional[bool] = None,
+    kinds: Optional[dict[str, str]] = None,
+    train_seconds: Optional[dict[str, float]] = None,
     speed_mb: float = 1.0,
     step: Callable[[], None] = lambda: None,
     info: Optional[dict[str, Any]] = None,
@@ -200,7 +204,9 @@ def build_report(
     (None: :func:`detect_parallel`) decides the default word basis and whether premiums are
     computed: on non-parallel texts each text is divided by its own words and there is no premium,
     with a warning in ``notes``. ``step()`` is called once per column x language and once per
-    throughput measurement (for a progress bar).
+    throughput measurement (for a progress bar). ``kinds`` names what a column with a tokenizer
+    is (default ``"trained"``; ``"vocabulary"`` for a real one) and ``train_seconds`` how long
+    each trained column took (both go into ``summary``).
     """
     if not texts:
         raise InvalidParameterError("no texts to measure")
@@ -269,7 +275,7 @@ def build_report(
         has_tokens = tok is not None
         premiums = [r["premium"] for r in rows.values() if r["premium"] is not None]
         summary[name] = {
-            "kind": getattr(tok, "report_kind", "trained") if has_tokens else "pre-tokenizer",
+            "kind": (kinds or {}).get(name, "trained") if has_tokens else "pre-tokenizer",
             "tokenizer": getattr(tok, "name", None),
             "pretokenizer": pre.name,
             "n_vocab": tok.n_vocab if has_tokens else None,
@@ -277,7 +283,7 @@ def build_report(
             "gini_pieces": gini(r["pieces_per_word"] for r in rows.values()),
             "mean_premium": sum(premiums) / len(premiums) if premiums else None,
             "encode_mb_s": encode_throughput(tok, sample) if has_tokens else None,
-            "train_seconds": getattr(tok, "train_seconds", None),
+            "train_seconds": (train_seconds or {}).get(name),
             **speed,
         }
     return {

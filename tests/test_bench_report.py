@@ -122,10 +122,13 @@ def test_applied_cl100k_vocabulary_matches_tiktoken(shared_dir):
     langs = ("en", "hi", "ja")
     report = bench("--texts", *(UDHR / f"{lang}.txt" for lang in langs), "--variants", "abugida",
                    "-t", ranks_path)
-    assert report["variants"] == ["abugida", "cl100k"]  # the vocabulary's pre-tokenizer joins
+    assert report["variants"] == ["abugida", "cl100k_base"]  # the vocabulary is a column of its own
+    assert report["summary"]["cl100k_base"]["kind"] == "vocabulary"
+    assert report["summary"]["cl100k_base"]["pretokenizer"] == "cl100k"
     assert report["results"]["abugida"]["hi"]["tokens"] is None
+    assert any(note.startswith("abugida: pre-tokenization figures only") for note in report["notes"])
     counts = {lang: len(enc.encode_ordinary((UDHR / f"{lang}.txt").read_text(encoding="utf-8"))) for lang in langs}
-    rows = report["results"]["cl100k"]
+    rows = report["results"]["cl100k_base"]
     for lang in langs:
         assert rows[lang]["tokens"] == counts[lang]
         assert rows[lang]["premium"] == pytest.approx(counts[lang] / counts["en"])
@@ -137,7 +140,7 @@ def test_markdown_and_terminal_tables():
     md = subprocess.run([*map(str, args), "--markdown"], capture_output=True, text=True, check=True).stdout
     assert "| lang | cl100k | gpt2 |" in md
     assert any(line.startswith("| ko |") for line in md.splitlines())
-    assert "| variant | gini tokens |" in md
+    assert "| variant | kind | gini tokens |" in md
     plain = subprocess.run(list(map(str, args)), capture_output=True, text=True, check=True).stdout
     assert plain.splitlines()[0].startswith("pieces per English word")
     assert "|" not in plain
@@ -175,3 +178,62 @@ def test_default_texts_come_from_cybpe_shared(tmp_path):
     report = json.loads(out.stdout)
     assert report["languages"] == ["en", "th"]
     assert report["text_files"]["th"] == str(ntrex / "th.txt")
+
+
+def test_line_aligned_texts_are_detected_as_parallel(tmp_path):
+    from cybpe.report.variants import detect_parallel
+
+    assert detect_parallel({"en": "a b\nc\n", "th": "ก\nข\n"})
+    assert not detect_parallel({"en": "a b\nc\nd\n", "th": "ก\nข\n"})
+    assert not detect_parallel({"en": "a b\nc\n"})  # one text is not a parallel set
+
+
+def test_non_parallel_texts_use_their_own_words_with_a_warning(tmp_path):
+    # the eval/docs situation: an English text many times longer than the Hindi one
+    en, hi = tmp_path / "en.txt", tmp_path / "hi.txt"
+    en.write_text((UDHR / "en.txt").read_text(encoding="utf-8") * 5, encoding="utf-8")
+    hi.write_text((UDHR / "hi.txt").read_text(encoding="utf-8"), encoding="utf-8")
+    out = subprocess.run([sys.executable, "-m", "cybpe", "bench", "--json", "--speed-mb", "0.02",
+                          "--variants", "abugida", "--texts", str(en), str(hi)], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    report = json.loads(out.stdout)
+    assert report["parallel"] is False and report["word_basis"] == "whitespace"
+    assert "warning: the texts are not line-aligned" in out.stderr
+    assert report["texts"]["hi"]["words"] == len(hi.read_text(encoding="utf-8").split())
+    row = report["results"]["abugida"]["hi"]
+    assert row["pieces_per_word"] == pytest.approx(row["pieces"] / report["texts"]["hi"]["words"])
+    assert row["pieces_per_word"] > 0.9  # not the 0.07 of dividing by English's word count
+    assert row["premium"] is None  # a premium needs the same content
+
+
+def test_encode_throughput_and_training_time_per_variant(tmp_path):
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text((UDHR / "en.txt").read_text(encoding="utf-8"), encoding="utf-8")
+    report = bench("--texts", UDHR / "en.txt", UDHR / "hi.txt", "--variants", "gpt2",
+                   "--train-corpus", corpus, "--vocab-size", 300)
+    summary = report["summary"]["gpt2"]
+    assert summary["kind"] == "trained" and summary["encode_mb_s"] > 0 and summary["train_seconds"] > 0
+    row = report["results"]["gpt2"]["hi"]
+    text = (UDHR / "hi.txt").read_text(encoding="utf-8")
+    assert row["chars_per_token"] == pytest.approx(len(text) / row["tokens"])
+
+
+def test_every_metric_is_defined_once_and_shown_in_help():
+    from cybpe.report.metrics import DEFINITIONS
+    from cybpe.report.variants import METRICS
+
+    assert set(METRICS) <= set(DEFINITIONS)
+    text = subprocess.run([sys.executable, "-m", "cybpe", "bench", "--help"], capture_output=True,
+                          text=True, check=True).stdout
+    for name in DEFINITIONS:
+        assert f"{name}:" in text, name
+
+
+def test_the_readme_shows_the_same_definitions():
+    """The README's metric table is DEFINITIONS as written (the sdist ships the README beside tests/)."""
+    from pathlib import Path
+
+    from cybpe.report.metrics import definition_table
+
+    readme = Path(__file__).resolve().parents[1] / "README.md"
+    assert definition_table(markdown=True) in readme.read_text(encoding="utf-8")

@@ -3,13 +3,24 @@
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
+import os
+import platform
+import shlex
 import sys
 import time
 from pathlib import Path
 
 from cybpe.cli.common import CliError, load_tokenizer, show_progress
 from cybpe.report import variants as report_mod
+from cybpe.report.metrics import definition_table
+
+#: ``--real-vocabularies``: the real tokenizers in the shared folder's ``vocab/``, by the name a
+#: reader knows them by (Qwen3's vocabulary uses the qwen2 pre-tokenizer but is Qwen3's).
+REAL_VOCABULARIES = (("cl100k_base", "cl100k_base.tiktoken"), ("o200k_base", "o200k_base.tiktoken"),
+                     ("Llama 3", "llama3/tokenizer.json"), ("Qwen3", "qwen3/tokenizer.json"),
+                     ("GPT-4o", "gpt4o-hf/tokenizer.json"))
 
 EPILOG = """\
 texts (default): $CYBPE_SHARED/corpora/eval/parallel-ntrex/<lang>.txt when present (CYBPE_SHARED,
@@ -21,9 +32,11 @@ words: on parallel texts every language is divided by the whitespace words of th
   --words whitespace divides each text by its own whitespace words (spaced scripts only).
 tokens: --tokenizer FILE (repeatable) counts that vocabulary's tokens for the variant it uses;
   --train-corpus FILE --vocab-size N trains one tokenizer per variant on the first --train-mb MB.
-premium: tokens of a language / tokens of the reference on the same parallel text.
-gini: Gini coefficient of tokens per word across the languages, per variant (0 = equal cost).
-speed: split MB/s, regex path vs compiled scanner, on the same --speed-mb MB sample.
+parallel: texts of equal line count (line-aligned translations) are taken as parallel; say
+  --parallel yes/no to decide. On texts that are not parallel each text is divided by its own
+  words and there is no premium, with a warning.
+report: --report DIR writes index.html (self-contained, offline: tables, figures, settings, the
+  command line), report.json and report.md; --save-tokenizers DIR keeps the trained tokenizers.
 
 example:
   cybpe bench --train-corpus ../shared/corpora/train/mixed-train.txt.xz --train-mb 5 \\
@@ -32,14 +45,18 @@ example:
 
 
 def add_bench_arguments(p: argparse.ArgumentParser) -> None:
-    p.epilog = EPILOG
+    p.epilog = EPILOG + "\nmetrics (bytes = UTF-8 bytes, chars = code points):\n" + definition_table(width=96)
     p.add_argument("--variants", default=None,
                    help="comma-separated pre-tokenizers (default: every registered one except 'regex')")
     p.add_argument("--texts", nargs="+", default=None, metavar="FILE",
                    help="per-language texts, named <lang>.txt (default: see below)")
     p.add_argument("--languages", default=None, help="comma-separated subset of the languages")
     p.add_argument("-t", "--tokenizer", action="append", default=[], metavar="FILE",
-                   help="a vocabulary to apply (repeatable; one per pre-tokenizer)")
+                   help="a vocabulary to apply, as FILE or LABEL=FILE (repeatable; a column of its own)")
+    p.add_argument("--real-vocabularies", action="store_true",
+                   help="add cl100k_base, o200k_base, Llama 3, Qwen3 and GPT-4o from $CYBPE_SHARED/vocab")
+    p.add_argument("--parallel", choices=["auto", "yes", "no"], default="auto",
+                   help="whether the texts are parallel (default auto: equal line counts)")
     p.add_argument("--train-corpus", default=None, metavar="FILE", help="train one tokenizer per variant on it (.xz ok)")
     p.add_argument("--train-mb", type=float, default=5.0, help="megabytes of the training corpus to use (default 5)")
     p.add_argument("--vocab-size", type=int, default=None, help="vocabulary size for --train-corpus")
@@ -53,6 +70,10 @@ def add_bench_arguments(p: argparse.ArgumentParser) -> None:
     out.add_argument("--json", action="store_true", help="print the full report as JSON")
     out.add_argument("--markdown", action="store_true", help="print markdown tables")
     p.add_argument("--plot", default=None, metavar="FILE.png", help="grouped bars of the first metric (needs matplotlib)")
+    p.add_argument("--log", action="store_true", help="log axis on the figures (except chars per token)")
+    p.add_argument("--report", default=None, metavar="DIR", help="write index.html, report.json, report.md there")
+    p.add_argument("--save-tokenizers", default=None, metavar="DIR",
+                   help="save each trained tokenizer as DIR/<variant>.json")
     p.add_argument("--progress", action="store_true", help="progress on stderr even when it is not a terminal")
 
 
@@ -79,61 +100,153 @@ def _text_paths(args) -> dict[str, Path]:
     return paths
 
 
+def _vocabularies(args) -> list[tuple[str, Path]]:
+    """``(label, path)`` of every ``-t`` and ``--real-vocabularies`` entry."""
+    out = []
+    for spec in args.tokenizer:
+        label, sep, path = spec.partition("=")
+        if not sep or not label or os.path.exists(spec):
+            path = spec
+            label = Path(spec).stem if Path(spec).stem != "tokenizer" else Path(spec).resolve().parent.name
+        out.append((label, Path(path)))
+    if args.real_vocabularies:
+        shared = report_mod.shared_dir()
+        if shared is None or not (shared / "vocab").is_dir():
+            raise CliError("--real-vocabularies needs the shared folder ($CYBPE_SHARED or ../shared) with vocab/")
+        out += [(label, shared / "vocab" / rel) for label, rel in REAL_VOCABULARIES]
+    labels = [label for label, _ in out]
+    if len(set(labels)) != len(labels):
+        raise CliError("two vocabularies have the same label; name them with -t LABEL=FILE")
+    return out
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _versions() -> dict[str, str]:
+    from importlib.metadata import PackageNotFoundError, version
+
+    out = {"cybpe": report_mod.__version__, "python": platform.python_version()}
+    for name in ("regex", "numpy", "matplotlib"):
+        try:
+            out[name] = version(name)
+        except PackageNotFoundError:
+            pass
+    out["platform"] = platform.platform(terse=True)
+    return out
+
+
+def reproduce_command(args, paths: dict[str, Path], variants: list[str], vocabularies) -> str:
+    """A command that measures the same thing again from any directory (absolute paths, every
+    setting spelled out); outputs (--report, --json ...) are left for the reader to add."""
+    cmd = ["cybpe", "bench", "--texts", *(str(p.resolve()) for p in paths.values()),
+           "--variants", ",".join(v for v in variants if v not in dict(vocabularies)),
+           "--reference", args.reference, "--parallel", args.parallel, "--speed-mb", str(args.speed_mb)]
+    if args.words:
+        cmd += ["--words", args.words]
+    for label, path in vocabularies:
+        cmd += ["-t", f"{label}={path.resolve()}"]
+    if args.train_corpus:
+        cmd += ["--train-corpus", str(Path(args.train_corpus).resolve()), "--train-mb", str(args.train_mb),
+                "--vocab-size", str(args.vocab_size)]
+    return shlex.join(cmd)
+
+
 def run_bench(args) -> int:
     from cybpe.training.progress import Progress
     from cybpe.pretokenize.registry import get_pretokenizer
 
-    if args.plot:
+    if args.plot or args.report:
         try:
             import matplotlib  # noqa: F401
         except ImportError:
-            raise CliError("--plot needs matplotlib: pip install 'cybpe[plot]'") from None
-    if args.train_corpus and args.tokenizer:
-        raise CliError("give either --tokenizer or --train-corpus, not both")
+            if args.plot:
+                raise CliError("--plot needs matplotlib: pip install 'cybpe[plot]'") from None
+            print("cybpe bench: warning: matplotlib is not installed, so the report has no figures "
+                  "(pip install 'cybpe[plot]')", file=sys.stderr)
     if bool(args.train_corpus) != (args.vocab_size is not None):
         raise CliError("--train-corpus and --vocab-size go together")
     if args.train_corpus and not Path(args.train_corpus).is_file():
         raise CliError(f"{args.train_corpus}: no such file")
+    if args.save_tokenizers and not args.train_corpus:
+        raise CliError("--save-tokenizers keeps what --train-corpus trains; give --train-corpus")
     variants = ([v.strip() for v in args.variants.split(",") if v.strip()] if args.variants
                 else report_mod.default_variants())
     for name in variants:
         get_pretokenizer(name)  # unknown names fail now, with suggestions
     paths = _text_paths(args)
     texts = {lang: report_mod.read_text(p) for lang, p in paths.items()}
+    vocabularies = _vocabularies(args)
 
-    tokenizers = {}
-    for path in args.tokenizer:
-        tok = load_tokenizer(path)
-        tok.name = tok.name or Path(path).name
-        variant = tok.pretokenizer.name
-        if variant in tokenizers:
-            raise CliError(f"two --tokenizer files use the pre-tokenizer {variant!r}; give one per pre-tokenizer")
-        tokenizers[variant] = tok
-        if variant not in variants:
-            variants.append(variant)
+    applied = {}
+    info: dict = {"text_files": {lang: str(p) for lang, p in paths.items()},
+                  "text_set": ", ".join(sorted({str(p.parent) for p in paths.values()})),
+                  "command_line": shlex.join(["cybpe", *getattr(args, "argv", sys.argv[1:])]),
+                  "cwd": os.getcwd(), "versions": _versions(), "vocabularies": {}}
+    for label, path in vocabularies:
+        if label in variants:
+            raise CliError(f"the vocabulary label {label!r} is also a variant; name it with -t LABEL=FILE")
+        tok = load_tokenizer(str(path))
+        tok.name = label
+        applied[label] = tok
+        info["vocabularies"][label] = {"file": str(path), "sha256": _sha256(path), "n_vocab": tok.n_vocab,
+                                       "pretokenizer": tok.pretokenizer.name}
+    info["reproduce"] = reproduce_command(args, paths, variants, vocabularies)
+    columns = variants + list(applied)
 
-    n_steps = len(variants) * (len(texts) + 1) + (len(variants) if args.train_corpus else 0)
-    info: dict = {"text_files": {lang: str(p) for lang, p in paths.items()}}
+    n_steps = len(columns) * (len(texts) + 1) + (len(variants) if args.train_corpus else 0)
     started = time.perf_counter()
+    tokenizers = dict(applied)
+    train_seconds: dict[str, float] = {}
     with Progress(show_progress(args), "bench", unit="steps", total=n_steps) as bar:
         step = lambda: bar.advance(1)  # noqa: E731
         if args.train_corpus:
             corpus = report_mod.read_prefix(Path(args.train_corpus), args.train_mb)
-            tokenizers = report_mod.train_per_variant(corpus, variants, args.vocab_size,
-                                                      workers=args.workers, step=step)
-            for name, tok in tokenizers.items():
+            trained = report_mod.train_per_variant(corpus, variants, args.vocab_size, workers=args.workers,
+                                                   step=step, seconds=train_seconds)
+            for name, tok in trained.items():
                 tok.name = f"{name}-{args.vocab_size}"
-            info["training"] = {"corpus": str(args.train_corpus), "chars": len(corpus),
-                                "bytes": len(corpus.encode("utf-8")), "vocab_size": args.vocab_size}
-        report = report_mod.build_report(texts, variants, tokenizers, reference=args.reference,
-                                         word_basis=args.words, speed_mb=args.speed_mb, step=step, info=info)
+            tokenizers.update(trained)
+            data = corpus.encode("utf-8")
+            info["training"] = {"corpus": str(args.train_corpus), "corpus_name": Path(args.train_corpus).name,
+                                "chars": len(corpus), "bytes": len(data), "train_mb": args.train_mb,
+                                "sha256": hashlib.sha256(data).hexdigest(), "vocab_size": args.vocab_size}
+            if args.save_tokenizers:
+                folder = Path(args.save_tokenizers)
+                folder.mkdir(parents=True, exist_ok=True)
+                for name, tok in trained.items():
+                    tok.save(folder / f"{name}.json")
+                info["saved_tokenizers"] = {name: str(folder / f"{name}.json") for name in trained}
+        parallel = None if args.parallel == "auto" else args.parallel == "yes"
+        if parallel is None and all(p.resolve().parent == report_mod.UDHR_SAMPLE for p in paths.values()):
+            parallel = True  # the bundled sample: the same declaration in every language, not line-aligned
+            info["parallel_reason"] = "the bundled UDHR sample (the same content, not line-aligned)"
+        elif parallel is not None:
+            info["parallel_reason"] = f"declared (--parallel {args.parallel})"
+        report = report_mod.build_report(texts, columns, tokenizers, reference=args.reference,
+                                         word_basis=args.words, parallel=parallel,
+                                         kinds={label: "vocabulary" for label in applied},
+                                         train_seconds=train_seconds, speed_mb=args.speed_mb,
+                                         step=step, info=info)
     report["seconds"] = round(time.perf_counter() - started, 2)
+    for warning in report["warnings"]:
+        print(f"cybpe bench: warning: {warning}", file=sys.stderr)
 
     if args.plot:
         metric = (args.metric or [m for m in ("tokens_per_word", "pieces_per_word")
                                   if m in report_mod.available_metrics(report)])[0]
-        report_mod.plot(report, metric, args.plot)
+        report_mod.plot(report, metric, args.plot, log=args.log)
         print(f"wrote {args.plot} ({metric})", file=sys.stderr)
+    if args.report:
+        from cybpe.report.html import write_report
+
+        write_report(report, args.report, log=args.log)
+        print(f"wrote {Path(args.report) / 'index.html'} (and report.json, report.md)", file=sys.stderr)
     if args.json:
         print(json.dumps(report, indent=1, ensure_ascii=False))
     else:

@@ -534,6 +534,7 @@ def _cli_terms(message: str) -> str:
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    args.argv = list(sys.argv[1:] if argv is None else argv)  # as typed, for reports that record it
     prefix = f"cybpe {args.command}: error:"
     try:
         return args.func(args)

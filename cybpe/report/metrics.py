@@ -40,3 +40,39 @@ def bytes_per_token(tokenizer, text: str) -> float:
     if n_tokens == 0:
         raise InvalidParameterError("the text is empty: bytes per token is undefined")
     return len(text.encode("utf-8")) / n_tokens
+
+
+#: Every figure ``cybpe bench`` reports, defined once: ``name -> (label, definition)``. The
+#: ``--help`` epilog, the README table and the HTML report's glossary are all made from it.
+#: "bytes" are UTF-8 bytes, "chars" Unicode code points, "words" as the word basis says.
+DEFINITIONS: dict[str, tuple[str, str]] = {
+    "pieces_per_word": ("pieces per word", "pre-tokenization pieces / words; BPE never merges across "
+                        "pieces, so this is a floor under tokens per word whatever the vocabulary"),
+    "bytes_per_piece": ("bytes per piece", "UTF-8 bytes of the text / pre-tokenization pieces"),
+    "tokens_per_word": ("tokens per word (fertility)", "tokens / words of the same text"),
+    "chars_per_token": ("chars per token", "code points of the text / tokens (higher = more text per token)"),
+    "bytes_per_token": ("bytes per token", "UTF-8 bytes of the text / tokens; comparable within a language"),
+    "premium": ("premium", "tokens of a language / tokens of the reference language on the same "
+                "parallel text; 1 = costs what the reference costs; parallel texts only"),
+    "gini": ("Gini (tokens)", "Gini coefficient of tokens per word across the languages, per variant: "
+             "mean absolute difference of all pairs / (2 x mean); 0 = every language costs the same"),
+    "gini_pieces": ("Gini (pieces)", "the same Gini over pieces per word"),
+    "encode_mb_s": ("encode MB/s", "MB of UTF-8 text per second through Tokenizer.encode_ordinary (the "
+                    "compiled path: one GIL-free split + encode pass), on the throughput sample"),
+    "train_seconds": ("training s", "wall-clock seconds to train the variant's tokenizer on the training corpus"),
+    "regex_mb_s": ("split MB/s regex", "MB/s of PreTokenizer.split with the regex module"),
+    "compiled_mb_s": ("split MB/s compiled", "MB/s of the compiled scanner's split on UTF-8 bytes"),
+}
+
+
+def definition_table(markdown: bool = False, width: int = 100) -> str:
+    """The metric definitions as a markdown table or as plain ``name: definition`` lines."""
+    if markdown:
+        rows = [f"| `{name}` | {label} | {text} |" for name, (label, text) in DEFINITIONS.items()]
+        return "\n".join(["| metric | label | definition |", "|---|---|---|", *rows])
+    import textwrap
+
+    lines = []
+    for name, (_label, text) in DEFINITIONS.items():
+        lines += textwrap.wrap(f"{name}: {text}", width, subsequent_indent="    ")
+    return "\n".join(lines)

@@ -10,7 +10,10 @@ Metrics, per language x variant (``bytes`` are UTF-8 bytes):
   pieces, so pieces per word is a floor under tokens per word whatever the vocabulary.
 * ``tokens_per_word``, ``bytes_per_token``: with the variant's tokenizer.
 * ``premium``: tokens of the language / tokens of the reference language (English) on the same
-  parallel text; 1.0 means "costs what English costs".
+  parallel text; 1.0 means "costs what English costs". Parallel texts only (detected as files
+  of equal line count, or declared).
+
+Every figure is defined once, in :data:`cybpe.report.metrics.DEFINITIONS`.
 
 Per variant: ``gini`` of the token cost (tokens per word) across languages, 0 when every
 language costs the same, towards 1 when the cost is concentrated on a few; ``gini_pieces`` the
@@ -23,11 +26,13 @@ Tibetan or Dzongkha, so on parallel texts (``word_basis="reference"``, the defau
 reference language is among the texts) every language is divided by the number of whitespace
 words of the REFERENCE text: "per word" then means "per English word of the same content", which
 is comparable across all scripts. ``word_basis="whitespace"`` divides each text by its own
-whitespace words instead (meaningful only for spaced scripts; used when there is no reference).
+whitespace words instead (meaningful only for spaced scripts; the default, with a warning, when
+the texts are not parallel or there is no reference).
 """
 
 from __future__ import annotations
 
+import hashlib
 import lzma
 import os
 import time
@@ -39,7 +44,7 @@ from cybpe.pretokenize.registry import get_pretokenizer, list_pretokenizers
 from cybpe._version import __version__
 from cybpe.errors import InvalidParameterError
 
-METRICS = ("pieces_per_word", "bytes_per_piece", "tokens_per_word", "bytes_per_token", "premium")
+METRICS = ("pieces_per_word", "bytes_per_piece", "tokens_per_word", "chars_per_token", "bytes_per_token", "premium")
 NTREX = Path("corpora") / "eval" / "parallel-ntrex"
 #: The UDHR sample texts, package data (so they come with a wheel too).
 UDHR_SAMPLE = Path(__file__).resolve().parents[1] / "data" / "udhr"
@@ -113,6 +118,13 @@ def word_counts(texts: dict[str, str], basis: str, reference: str) -> dict[str, 
     raise InvalidParameterError(f"word basis must be 'reference' or 'whitespace', not {basis!r}")
 
 
+def detect_parallel(texts: dict[str, str]) -> bool:
+    """Whether the texts look line-aligned: at least two, every one with the same number of lines
+    (more than one), as translations line by line are (NTREX). A guess: declare it to be sure."""
+    counts = {text.count("\n") + (0 if text.endswith("\n") else 1) for text in texts.values()}
+    return len(texts) >= 2 and len(counts) == 1 and counts.pop() > 1
+
+
 def count_pieces(pre: PreTokenizer, text: str) -> int:
     """Pre-tokenization pieces of ``text`` on the path ``encode`` uses."""
     if pre.uses_scanner and pre.refine is None:
@@ -148,15 +160,26 @@ def split_throughput(pre: PreTokenizer, sample: str, min_seconds: float = 0.2) -
 
 
 def train_per_variant(corpus: str, variants: list[str], vocab_size: int, *, workers: Optional[int] = None,
-                      step: Callable[[], None] = lambda: None) -> dict[str, Any]:
-    """One tokenizer per variant, all trained on the same ``corpus`` text with ``vocab_size``."""
+                      step: Callable[[], None] = lambda: None,
+                      seconds: Optional[dict[str, float]] = None) -> dict[str, Any]:
+    """One tokenizer per variant, all trained on the same ``corpus`` text with ``vocab_size``;
+    ``seconds`` (when given) receives each variant's wall-clock training time."""
     from cybpe._train import train
 
     out = {}
     for name in variants:
-        out[name] = train([corpus], vocab_size, name, workers=workers, progress=False)
+        started = time.perf_counter()
+        tok = train([corpus], vocab_size, name, workers=workers, progress=False)
+        if seconds is not None:
+            seconds[name] = time.perf_counter() - started
+        out[name] = tok
         step()
     return out
+
+
+def encode_throughput(tokenizer: Any, sample: str, min_seconds: float = 0.2) -> float:
+    """MB/s of ``tokenizer.encode_ordinary`` (the compiled split + encode path) on ``sample``."""
+    return _mb_per_s(lambda: tokenizer.encode_ordinary(sample), len(sample.encode("utf-8")), min_seconds)
 
 
 def build_report(
@@ -166,24 +189,59 @@ def build_report(
     *,
     reference: str = "en",
     word_basis: Optional[str] = None,
+    parallel: Optional[bool] = None,
+    kinds: Optional[dict[str, str]] = None,
+    train_seconds: Optional[dict[str, float]] = None,
     speed_mb: float = 1.0,
     step: Callable[[], None] = lambda: None,
     info: Optional[dict[str, Any]] = None,
 ) -> dict[str, Any]:
-    """The report as plain data (see the module docstring for every number).
+    """The report as plain data (see the module docstring and ``metrics.DEFINITIONS``).
 
-    ``tokenizers`` maps a variant name to the tokenizer whose tokens are counted for it
-    (variants without one get pre-tokenization metrics only). ``step()`` is called once per
-    variant x language and once per throughput measurement (for a progress bar).
+    ``variants`` are the columns: a pre-tokenizer name, or any label that ``tokenizers`` maps to
+    a tokenizer (a trained variant or a real vocabulary) whose tokens are counted for it; columns
+    without a tokenizer get pre-tokenization metrics only, with a note saying so. ``parallel``
+    (None: :func:`detect_parallel`) decides the default word basis and whether premiums are
+    computed: on non-parallel texts each text is divided by its own words and there is no premium,
+    with a warning in ``notes``. ``step()`` is called once per column x language and once per
+    throughput measurement (for a progress bar). ``kinds`` names what a column with a tokenizer
+    is (default ``"trained"``; ``"vocabulary"`` for a real one) and ``train_seconds`` how long
+    each trained column took (both go into ``summary``).
     """
     if not texts:
         raise InvalidParameterError("no texts to measure")
     tokenizers = dict(tokenizers or {})
-    basis = word_basis or ("reference" if reference in texts else "whitespace")
+    notes: list[str] = []
+    warnings: list[str] = []
+    detected = detect_parallel(texts)
+    is_parallel = detected if parallel is None else bool(parallel)
+    if parallel is None and not detected and len(texts) > 1:
+        warnings.append("the texts are not line-aligned (their line counts differ), so they are taken as "
+                        "NOT parallel; say --parallel yes if they are translations of the same content")
+    if word_basis is None:
+        basis = "reference" if is_parallel and reference in texts else "whitespace"
+        if not is_parallel:
+            warnings.append("non-parallel texts: per-word figures use each text's own whitespace words "
+                            "(meaningless for scripts without spaces, such as zh, ja, th, lo, km, my, bo)")
+    else:
+        basis = word_basis
+        if basis == "reference" and not is_parallel:
+            warnings.append("word basis 'reference' on texts that are not parallel: every language is "
+                            f"divided by the word count of {reference!r}, which is not the same content")
+    info = dict(info or {})
+    info.setdefault("parallel_reason", "detected: equal line counts" if detected
+                    else "detected: the line counts differ")
     words = word_counts(texts, basis, reference)
-    if any(n == 0 for n in words.values()):
-        empty = sorted(lang for lang, n in words.items() if n == 0)
-        raise InvalidParameterError(f"no words in the text of {', '.join(empty)}")
+    empty = sorted(lang for lang, n in words.items() if n == 0)
+    if empty:
+        notes.append(f"left out {', '.join(empty)}: no whitespace-separated words in the text")
+        texts = {lang: t for lang, t in texts.items() if lang not in empty}
+        if not texts:
+            raise InvalidParameterError("no words in any of the texts")
+    if is_parallel and reference not in texts:
+        notes.append(f"no premium: the reference language {reference!r} is not among the texts")
+    elif not is_parallel:
+        notes.append("no premium: a premium compares the same content, and these texts are not parallel")
     n_bytes = {lang: len(t.encode("utf-8")) for lang, t in texts.items()}
     sample = _sample(texts, speed_mb)
     results: dict[str, dict[str, dict[str, Any]]] = {}
@@ -191,44 +249,59 @@ def build_report(
     for name in variants:
         tok = tokenizers.get(name)
         pre = tok.pretokenizer if tok is not None else get_pretokenizer(name)
+        if tok is None:
+            notes.append(f"{name}: pre-tokenization figures only (no tokenizer trained or given for it), "
+                         "so it is left out of every token plot and table")
         rows = {}
         for lang, text in texts.items():
             pieces = count_pieces(pre, text)
             row: dict[str, Any] = {"pieces": pieces, "pieces_per_word": pieces / words[lang],
                                    "bytes_per_piece": n_bytes[lang] / pieces if pieces else None,
-                                   "tokens": None, "tokens_per_word": None, "bytes_per_token": None,
-                                   "premium": None}
+                                   "tokens": None, "tokens_per_word": None, "chars_per_token": None,
+                                   "bytes_per_token": None, "premium": None}
             if tok is not None:
                 n = tok.count(text)
                 row.update(tokens=n, tokens_per_word=n / words[lang],
+                           chars_per_token=len(text) / n if n else None,
                            bytes_per_token=n_bytes[lang] / n if n else None)
             rows[lang] = row
             step()
-        if tok is not None and reference in rows and rows[reference]["tokens"]:
+        if tok is not None and is_parallel and reference in rows and rows[reference]["tokens"]:
             for row in rows.values():
                 row["premium"] = row["tokens"] / rows[reference]["tokens"]
         results[name] = rows
         speed = split_throughput(pre, sample)
         step()
         has_tokens = tok is not None
+        premiums = [r["premium"] for r in rows.values() if r["premium"] is not None]
         summary[name] = {
+            "kind": (kinds or {}).get(name, "trained") if has_tokens else "pre-tokenizer",
             "tokenizer": getattr(tok, "name", None),
+            "pretokenizer": pre.name,
+            "n_vocab": tok.n_vocab if has_tokens else None,
             "gini": gini(r["tokens_per_word"] for r in rows.values()) if has_tokens else None,
             "gini_pieces": gini(r["pieces_per_word"] for r in rows.values()),
-            "mean_premium": (sum(r["premium"] for r in rows.values()) / len(rows)
-                             if has_tokens and rows[next(iter(rows))]["premium"] is not None else None),
+            "mean_premium": sum(premiums) / len(premiums) if premiums else None,
+            "encode_mb_s": encode_throughput(tok, sample) if has_tokens else None,
+            "train_seconds": (train_seconds or {}).get(name),
             **speed,
         }
     return {
         "cybpe_version": __version__,
         "reference": reference,
         "word_basis": basis,
+        "parallel": is_parallel,
+        "parallel_detected": detected,
         "languages": list(texts),
         "variants": list(variants),
-        "texts": {lang: {"bytes": n_bytes[lang], "words": words[lang], "lines": texts[lang].count("\n")}
+        "texts": {lang: {"bytes": n_bytes[lang], "chars": len(texts[lang]), "words": words[lang],
+                         "lines": texts[lang].count("\n"),
+                         "sha256": hashlib.sha256(texts[lang].encode("utf-8")).hexdigest()}
                   for lang in texts},
         "speed_sample_bytes": len(sample.encode("utf-8")),
-        **(info or {}),
+        **info,
+        "warnings": warnings,
+        "notes": notes,
         "results": results,
         "summary": summary,
     }
@@ -276,12 +349,14 @@ def metric_table(report: dict[str, Any], metric: str, markdown: bool = False) ->
 
 def summary_table(report: dict[str, Any], markdown: bool = False) -> str:
     """Variants down: Gini of token and piece cost, mean premium, split MB/s regex vs compiled."""
-    header = ["variant", "gini tokens", "gini pieces", "mean premium", "regex MB/s", "compiled MB/s", "speedup"]
+    header = ["variant", "kind", "gini tokens", "gini pieces", "mean premium", "encode MB/s", "training s",
+              "split MB/s regex", "split MB/s compiled", "speedup"]
     rows = []
     for name in report["variants"]:
         s = report["summary"][name]
         ratio = s["compiled_mb_s"] / s["regex_mb_s"] if s["compiled_mb_s"] and s["regex_mb_s"] else None
-        rows.append([name, _fmt(s["gini"], 3), _fmt(s["gini_pieces"], 3), _fmt(s["mean_premium"]),
+        rows.append([name, s.get("kind") or "–", _fmt(s["gini"], 3), _fmt(s["gini_pieces"], 3),
+                     _fmt(s["mean_premium"]), _fmt(s.get("encode_mb_s"), 1), _fmt(s.get("train_seconds"), 1),
                      _fmt(s["regex_mb_s"], 1), _fmt(s["compiled_mb_s"], 1),
                      f"{ratio:.0f}x" if ratio else "–"])
     return _table(header, rows, markdown)
@@ -301,24 +376,11 @@ def render(report: dict[str, Any], metrics: Optional[list[str]] = None, markdown
     return "\n\n".join(parts) + "\n"
 
 
-def plot(report: dict[str, Any], metric: str, path: os.PathLike) -> None:
-    """Grouped bars: one group per language, one bar per variant. Needs matplotlib."""
-    import matplotlib
+def plot(report: dict[str, Any], metric: str, path: os.PathLike, *, log: bool = False) -> None:
+    """One dot plot of ``metric`` over every column that has it (see :mod:`cybpe.report.plots`)."""
+    from cybpe.report import plots
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    langs = report["languages"]
-    variants = [v for v in report["variants"] if any(r[metric] is not None for r in report["results"][v].values())]
-    width = 0.8 / max(1, len(variants))
-    fig, ax = plt.subplots(figsize=(min(18.0, max(8.0, 0.6 * len(langs) + 2)), 4.5))
-    for k, name in enumerate(variants):
-        values = [report["results"][name][lang][metric] or 0 for lang in langs]
-        ax.bar([i + k * width for i in range(len(langs))], values, width, label=name)
-    ax.set_xticks([i + (len(variants) - 1) * width / 2 for i in range(len(langs))], langs, rotation=60)
-    per_word = "per English word" if report["word_basis"] == "reference" else "per whitespace word"
-    ax.set_ylabel(metric.replace("_", " ").replace("per word", per_word))
-    ax.legend(fontsize="small", ncols=min(4, len(variants)))
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    columns = plots.columns_with(report, metric)
+    if not columns:
+        raise InvalidParameterError(f"no column has {metric!r} for every language")
+    Path(path).write_bytes(plots.draw(report, metric, columns, "every column", log=log))

@@ -18,6 +18,7 @@ from cybpe._tokenizer import Tokenizer as Tokenizer
 from cybpe._load import load as load
 from cybpe._load import save as save
 from cybpe._train import train as train
+from cybpe.training.parity import ParallelSet as ParallelSet
 from cybpe.training.shards import Shard as Shard
 from cybpe.training.shards import shards as shards
 from cybpe.report.metrics import bits_per_byte as bits_per_byte

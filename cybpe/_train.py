@@ -18,6 +18,8 @@ from cybpe.pretokenize.pretokenizer import PreTokenizer
 from cybpe.training.progress import Progress
 from cybpe._tokenizer import Tokenizer
 from cybpe.training.trainer import train_merges
+from cybpe.training.parity import ParallelSet
+from cybpe._train_parity import train_parity
 from cybpe.formats.vocab import Vocab
 from cybpe.pretokenize.specials import checked_special_tokens
 from cybpe.errors import InvalidParameterError, ParameterTypeError, TrainingError, describe
@@ -53,6 +55,7 @@ def train(
     superword_from: Optional[int] = None,
     superword_pretokenizer: Union[str, PreTokenizer] = "superbpe",
     return_counts: bool = False,
+    parity: Optional[ParallelSet] = None,
 ) -> Any:
     """Train a byte-level BPE tokenizer.
 
@@ -87,6 +90,12 @@ def train(
     ``merge_veto``. The tokenizer encodes with the stage-2 pre-tokenizer; ``metadata["training"]
     ["stages"]`` records both stages. ``corpus`` must be iterable twice (a list, or paths).
 
+    Parity-aware BPE (arXiv 2508.04796): ``parity=ParallelSet({language: dev_text})`` with
+    ``corpus`` a mapping ``{language: training corpus}`` (the same languages). Each merge is the most
+    frequent pair of the training data of the language whose dev text is longest in tokens so far
+    (see :mod:`cybpe.training.parity`); ``ParallelSet(..., global_merges=M)`` is the hybrid
+    variant. Not combinable with ``base``, ``superword_from`` or ``return_counts``.
+
     ``return_counts=True`` returns
     ``(tokenizer, chunk_counts)``, so one count can train several vocabulary sizes (or use
     :func:`cybpe.count` first and pass its result as ``corpus``).
@@ -98,6 +107,8 @@ def train(
     _check_int("superword_from", superword_from, allow_none=True)
     if not isinstance(return_counts, bool):
         raise ParameterTypeError(f"train(): return_counts must be True or False, not {type(return_counts).__name__}")
+    if parity is not None and (base is not None or superword_from is not None or return_counts):
+        raise InvalidParameterError("parity= cannot be combined with base=, superword_from= or return_counts=")
     if superword_from is not None:
         if return_counts:
             raise InvalidParameterError("return_counts is not available with superword_from (two counts are made)")
@@ -144,6 +155,11 @@ def train(
         )
     if min_frequency < 0:
         raise InvalidParameterError("min_frequency must be ≥ 0")
+    if parity is not None:
+        return train_parity(corpus, vocab_size, parity, pretokenizer, specials,
+                            min_frequency=min_frequency, tie_break=tie_break, workers=workers,
+                            errors=errors, pretokenizer_params=pretokenizer_params,
+                            max_token_length=max_token_length, veto=veto, veto_name=veto_name)
     show = sys.stderr.isatty() if progress is None else bool(progress)
     started = time.perf_counter()
 

@@ -32,13 +32,6 @@ def reference_parity_merges(train: Sequence[Counts], dev: Sequence[Counts], n_ne
     def lengths() -> list[int]:
         return [sum(w * len(word) for word, w in lang) for lang in dev_words]
 
-    def allowed(pair: tuple[int, int]) -> bool:
-        left, right = result.token_bytes[pair[0]], result.token_bytes[pair[1]]
-        total = len(left) + len(right)
-        if max_token_length is not None and total >= max_token_length and total > 2:
-            return False
-        return veto is None or not veto(left, right)
-
     def best_pair(langs: Sequence[int]) -> Optional[tuple[tuple[int, int], int]]:
         table: dict[tuple[int, int], int] = {}
         for lang in langs:
@@ -47,7 +40,7 @@ def reference_parity_merges(train: Sequence[Counts], dev: Sequence[Counts], n_ne
                     table[pair] = table.get(pair, 0) + w
         ranked = sorted(table.items(), key=lambda item: (-item[1], tie_key(item[0][0]), tie_key(item[0][1])))
         for pair, n in ranked:
-            if allowed(pair):
+            if result.allowed(pair, max_token_length, veto):
                 return pair, n
         return None
 
@@ -71,17 +64,9 @@ def reference_parity_merges(train: Sequence[Counts], dev: Sequence[Counts], n_ne
         if n < min_frequency:
             result.stop_reason = "min_frequency"
             break
-        spelled = result.token_bytes[left] + result.token_bytes[right]
-        new_id = id_of_bytes.get(spelled)
-        if new_id is None:
-            new_id = len(result.token_bytes)
-            result.token_bytes.append(spelled)
-            id_of_bytes[spelled] = new_id
+        if result.record((left, right), n, lang, id_of_bytes):
             created += 1
-        result.merges.append((left, right))
-        result.new_ids.append(new_id)
-        result.counts.append(n)
-        result.chosen.append(lang)
+        new_id = result.new_ids[-1]
         for table in (*train_words, *dev_words):
             table[:] = [(merge_word(word, left, right, new_id), w) for word, w in table]
     result.dev_lengths = lengths()

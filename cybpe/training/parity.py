@@ -106,6 +106,29 @@ class ParityMergeResult:
     dev_lengths: list[int] = field(default_factory=list)
     stop_reason: str = "vocab_size"
 
+    def record(self, pair: tuple[int, int], count: int, lang: int, id_of_bytes: dict[bytes, int]) -> bool:
+        """Append the merge of ``pair`` (the next id, or the existing one when its bytes already are
+        a token, as the other trainers do); true when a new token was made."""
+        spelled = self.token_bytes[pair[0]] + self.token_bytes[pair[1]]
+        new_id = id_of_bytes.get(spelled)
+        made = new_id is None
+        if new_id is None:
+            new_id = id_of_bytes[spelled] = len(self.token_bytes)
+            self.token_bytes.append(spelled)
+        self.merges.append(pair)
+        self.new_ids.append(new_id)
+        self.counts.append(count)
+        self.chosen.append(lang)
+        return made
+
+    def allowed(self, pair: tuple[int, int], max_token_length: Optional[int], veto: Optional[Veto]) -> bool:
+        """Whether the rules let ``pair`` merge (as ``train_merges``' rules)."""
+        left, right = self.token_bytes[pair[0]], self.token_bytes[pair[1]]
+        total = len(left) + len(right)
+        if max_token_length is not None and total >= max_token_length and total > 2:
+            return False
+        return veto is None or not veto(left, right)
+
 
 Counts = tuple[Sequence[bytes], Sequence[int]]
 
@@ -194,13 +217,6 @@ def train_parity_merges(train: Sequence[Counts], dev: Sequence[Counts], n_new_to
     id_of_bytes = {tok: i for i, tok in enumerate(result.token_bytes)}
     refused: set[tuple[int, int]] = set()
 
-    def allowed(pair: tuple[int, int]) -> bool:
-        left, right = result.token_bytes[pair[0]], result.token_bytes[pair[1]]
-        total = len(left) + len(right)
-        if max_token_length is not None and total >= max_token_length and total > 2:
-            return False
-        return veto is None or not veto(left, right)
-
     def best(heap: list, table: dict[tuple[int, int], int]) -> Optional[tuple[tuple[int, int], int]]:
         """The top pair of ``heap`` with its count (lazy validation), or None when it is empty."""
         while heap:
@@ -211,7 +227,7 @@ def train_parity_merges(train: Sequence[Counts], dev: Sequence[Counts], n_new_to
                 heapq.heappop(heap)
             elif live != -top[0]:
                 heapq.heapreplace(heap, key(live, pair))
-            elif not allowed(pair):
+            elif not result.allowed(pair, max_token_length, veto):
                 refused.add(pair)
                 heapq.heappop(heap)
             else:
@@ -238,17 +254,9 @@ def train_parity_merges(train: Sequence[Counts], dev: Sequence[Counts], n_new_to
             result.stop_reason = "min_frequency"
             break
         left, right = pair
-        spelled = result.token_bytes[left] + result.token_bytes[right]
-        new_id = id_of_bytes.get(spelled)
-        if new_id is None:
-            new_id = len(result.token_bytes)
-            result.token_bytes.append(spelled)
-            id_of_bytes[spelled] = new_id
+        if result.record(pair, live, lang, id_of_bytes):
             created += 1
-        result.merges.append(pair)
-        result.new_ids.append(new_id)
-        result.counts.append(live)
-        result.chosen.append(lang)
+        new_id = result.new_ids[-1]
         track_summed = len(result.merges) < global_merges  # the next merge is global too
         touched: set[tuple[int, int]] = set()
         for c in where.pop(pair, ()):

@@ -21,6 +21,7 @@ from cybpe.training.trainer import train_merges
 from cybpe.training.parity import ParallelSet
 from cybpe._train_parity import train_parity
 from cybpe.training.prune import RefuseTokens, dead_tokens, final_exposure
+from cybpe.encode.encoder import RankEncoder
 from cybpe.formats.vocab import Vocab
 from cybpe.pretokenize.specials import checked_special_tokens
 from cybpe.errors import InvalidParameterError, ParameterTypeError, TrainingError, describe
@@ -214,13 +215,15 @@ def train(
                               forced_counts=start.counts)
     pruned = None
     if prune_exposure is not None:
-        exposure = final_exposure(chunks, weights, result.token_bytes, result.merges)
+        exposure = final_exposure(chunks, weights, len(result.token_bytes),
+                                  RankEncoder(result.token_bytes, result.merges).encode_piece)
         dead = dead_tokens(exposure, result.token_bytes, prune_exposure)
         if dead:
             result = train_merges(chunks, weights, n_new, min_frequency=min_frequency,
                                   tie_break=tie_break, max_token_length=max_token_length,
                                   veto=either(veto, RefuseTokens(dead)))
-        again = final_exposure(chunks, weights, result.token_bytes, result.merges)
+        again = final_exposure(chunks, weights, len(result.token_bytes),
+                               RankEncoder(result.token_bytes, result.merges).encode_piece)
         pruned = {"min_exposure": prune_exposure, "refused_tokens": len(dead),
                   "dead_after": len(dead_tokens(again, result.token_bytes, prune_exposure))}
     merging_seconds = time.perf_counter() - merge_started

@@ -9,10 +9,9 @@ from typing import Any, Mapping, Optional, Sequence
 from cybpe._tokenizer import Tokenizer
 from cybpe.errors import InvalidParameterError, ParameterTypeError, TrainingError
 from cybpe.formats.vocab import Vocab
-from cybpe.reference.trainer import _tie_key
 from cybpe.training.corpus import count_corpus
 from cybpe.training.counts import ChunkCounts
-from cybpe.training.parity import ParallelSet, train_parity_merges
+from cybpe.training.parity import ParallelSet, tie_key_for, train_parity_merges
 from cybpe.training.rules import MergeVeto
 from cybpe.training.shards import Shard
 
@@ -67,7 +66,7 @@ def train_parity(corpus: Any, vocab_size: int, parity: ParallelSet, pretokenizer
     merge_started = time.perf_counter()
     result = train_parity_merges([c.sorted_arrays() for c in train_counts],
                                  [c.sorted_arrays() for c in dev_counts], n_new,
-                                 tie_key=_tie_key(tie_break), min_frequency=min_frequency,
+                                 tie_key=tie_key_for(tie_break), min_frequency=min_frequency,
                                  global_merges=parity.global_merges,
                                  max_token_length=max_token_length, veto=veto)
     merging_seconds = time.perf_counter() - merge_started

@@ -157,3 +157,11 @@ def test_train_parity_end_to_end_and_exports(tmp_path):
     ref = reference_parity_merges(counts, devs, 700 - 257, tie_key=_tie_key("ids"))
     assert tok.vocab.tokens == ref.token_bytes and list(map(tuple, tok.vocab.merges)) == ref.merges
     assert_exports_agree(tok, [UDHR[l][7000:9000] for l in langs], tmp_path)
+
+
+def test_tie_key_for_equals_the_reference_tie_rule():
+    from cybpe.training.parity import tie_key_for
+    for rule in ("ids", "huggingface"):
+        assert [tie_key_for(rule)(t) for t in range(300)] == [_tie_key(rule)(t) for t in range(300)]
+    with pytest.raises(InvalidParameterError):
+        tie_key_for("alphabetical")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 import cybpe
+from cybpe.encode.encoder import RankEncoder
 from cybpe.errors import InvalidParameterError
 from cybpe.reference.encoder import reference_encode_piece
 from cybpe.reference.trainer import reference_train_merges
@@ -38,7 +39,8 @@ def test_exposure_hand_case():
     chunks, weights = [b"abc", b"ab"], [5, 1]
     first = reference_train_merges(chunks, weights, 2)
     assert first.token_bytes[256:] == [b"ab", b"abc"]
-    exposure = final_exposure(chunks, weights, first.token_bytes, first.merges)
+    encoder = RankEncoder(first.token_bytes, first.merges)
+    exposure = final_exposure(chunks, weights, len(first.token_bytes), encoder.encode_piece)
     assert exposure == reference_exposure(chunks, weights, first.token_bytes)
     assert exposure[256:] == [1, 5]
     assert dead_tokens(exposure, first.token_bytes, 2) == {b"ab"}

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Mapping, Optional, Sequence
 
 from cybpe.errors import InvalidParameterError, ParameterTypeError, describe
+from cybpe.training.trainer import huggingface_byte_order
 
 Veto = Callable[[bytes, bytes], object]
 
@@ -131,6 +132,17 @@ class ParityMergeResult:
 
 
 Counts = tuple[Sequence[bytes], Sequence[int]]
+
+
+def tie_key_for(tie_break: str) -> Callable[[int], int]:
+    """``train()``'s ``tie_break`` as a map token id -> tie rank (smaller wins among equal counts):
+    the id itself (``"ids"``), or the bytes in HF ByteLevel order (``"huggingface"``)."""
+    if tie_break == "huggingface":
+        rank_of_byte = {b: r for r, b in enumerate(huggingface_byte_order())}
+        return lambda token: rank_of_byte[token] if token < 256 else token
+    if tie_break == "ids":
+        return lambda token: token
+    raise InvalidParameterError(f"tie_break must be 'ids' or 'huggingface', not {describe(tie_break)}")
 
 
 def check_parity_inputs(train: Sequence[Counts], dev: Sequence[Counts], n_new_tokens: int,

@@ -20,19 +20,17 @@ Thread safety: :class:`RefuseTokens` is immutable (safe to share); the functions
 
 from __future__ import annotations
 
-from typing import Iterable, Sequence
-
-from cybpe.encode.encoder import RankEncoder
+from typing import Callable, Iterable, Sequence
 
 
-def final_exposure(chunks: Sequence[bytes], weights: Iterable[int], tokens: Sequence[bytes],
-                   merges: Sequence[tuple[int, int]]) -> list[int]:
-    """Per token id: how often it appears in the encodings of ``chunks`` (times ``weights``)."""
-    encoder = RankEncoder(list(tokens), list(merges))
-    exposure = [0] * len(tokens)
+def final_exposure(chunks: Sequence[bytes], weights: Iterable[int], n_tokens: int,
+                   encode_piece: Callable[[bytes], Sequence[int]]) -> list[int]:
+    """Per token id (``n_tokens`` of them): how often it appears in the encodings of ``chunks``
+    by ``encode_piece`` (the trained merges' piece encoder), times ``weights``."""
+    exposure = [0] * n_tokens
     for chunk, w in zip(chunks, weights):
         w = int(w)
-        for t in encoder.encode_piece(chunk):
+        for t in encode_piece(chunk):
             exposure[t] += w
     return exposure
 

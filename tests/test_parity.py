@@ -165,3 +165,15 @@ def test_tie_key_for_equals_the_reference_tie_rule():
         assert [tie_key_for(rule)(t) for t in range(300)] == [_tie_key(rule)(t) for t in range(300)]
     with pytest.raises(InvalidParameterError):
         tie_key_for("alphabetical")
+
+
+def test_equals_reference_on_ntrex(shared_dir):
+    """Real parallel news text: lines 40-99 train, lines 0-19 are the dev set (line-aligned)."""
+    langs = ["en", "my", "hi", "ja", "ta", "ar"]
+    lines = {l: (shared_dir / "corpora/eval/parallel-ntrex" / f"{l}.txt").read_text(encoding="utf-8").splitlines()
+             for l in langs}
+    train = [counted("\n".join(lines[l][40:100])) for l in langs]
+    dev = [counted("\n".join(lines[l][:20])) for l in langs]
+    result = assert_same(train, dev, 120)
+    assert len(set(result.chosen)) >= 3  # several languages were served
+    assert result.dev_lengths[langs.index("my")] < result.dev_lengths_start[langs.index("my")]

@@ -32,7 +32,7 @@ from cybpe._tokenizer import StreamDecoder as StreamDecoder
 from cybpe._tokenizer import Tokenizer as Tokenizer
 from cybpe._load import load as load
 from cybpe._load import save as save
-from cybpe.encode.files import encode_files as encode_files
+from cybpe._encode_files import encode_files as encode_files
 
 # named encodings (tiktoken-style)
 from cybpe.encodings.registry import encoding_for_model as encoding_for_model

@@ -682,6 +682,31 @@ cdef class RankEncoder:
 
     # ------------------------------------------------------------ Python API
 
+    def all_splits(self):
+        """Every ``(id(T[:k]), id(T[k:]))`` where both halves are tokens, as an int64 array of
+        shape (n, 2), ordered by the id of ``T``, then by the pair: the merge list
+        :func:`cybpe.formats.merges.all_splits_merges` builds in Python, from the C tables
+        (Llama 3's 280,147 pairs in about 0.05 s instead of 1.7 s)."""
+        cdef PairEntry* found = NULL
+        cdef Py_ssize_t n_found = 0, i
+        cdef int rc
+        cdef int64_t[:, ::1] view
+        with nogil:
+            rc = collect_all_splits(&self.tables, &found, &n_found)
+        try:
+            if rc != 0:
+                raise MemoryError()
+            triples = np.empty((n_found, 3), dtype=np.int64)
+            view = triples
+            for i in range(n_found):
+                view[i, 0] = found[i].rank   # the id of T (collect_all_splits stores it as the rank)
+                view[i, 1] = <int64_t>(found[i].key >> 32)
+                view[i, 2] = <int64_t>(found[i].key & 0xFFFFFFFF)
+        finally:
+            free(found)
+        order = np.lexsort((triples[:, 2], triples[:, 1], triples[:, 0]))
+        return np.ascontiguousarray(triples[order, 1:])
+
     def token_id(self, token):
         """The ordinary id of these bytes, or -1."""
         cdef bytes b = _as_bytes(token)

@@ -21,6 +21,7 @@ from cybpe.pretokenize.regex_spans import set_regex_timeout as set_regex_timeout
 from cybpe.training.corpus import count as count
 from cybpe.training.corpus import files as files
 from cybpe.training.counts import ChunkCounts as ChunkCounts
+from cybpe.training.parity import ParallelSet as ParallelSet
 from cybpe.training.shards import Shard as Shard
 from cybpe.training.shards import shards as shards
 from cybpe._train import train as train
@@ -60,6 +61,7 @@ __all__ = [
     "list_encoding_names",
     "list_pretokenizers",
     "load",
+    "ParallelSet",
     "PreTokenizer",
     "pretokenizer_from_spec",
     "register_plugin",

@@ -18,6 +18,10 @@ from cybpe.pretokenize.pretokenizer import PreTokenizer
 from cybpe.training.progress import Progress
 from cybpe._tokenizer import Tokenizer
 from cybpe.training.trainer import train_merges
+from cybpe.training.parity import ParallelSet
+from cybpe._train_parity import train_parity
+from cybpe.training.prune import RefuseTokens, dead_tokens, final_exposure
+from cybpe.encode.encoder import RankEncoder
 from cybpe.formats.vocab import Vocab
 from cybpe.pretokenize.specials import checked_special_tokens
 from cybpe.errors import InvalidParameterError, ParameterTypeError, TrainingError, describe
@@ -53,6 +57,8 @@ def train(
     superword_from: Optional[int] = None,
     superword_pretokenizer: Union[str, PreTokenizer] = "superbpe",
     return_counts: bool = False,
+    parity: Optional[ParallelSet] = None,
+    prune_exposure: Optional[int] = None,
 ) -> Any:
     """Train a byte-level BPE tokenizer.
 
@@ -87,6 +93,17 @@ def train(
     ``merge_veto``. The tokenizer encodes with the stage-2 pre-tokenizer; ``metadata["training"]
     ["stages"]`` records both stages. ``corpus`` must be iterable twice (a list, or paths).
 
+    Parity-aware BPE (arXiv 2508.04796): ``parity=ParallelSet({language: dev_text})`` with
+    ``corpus`` a mapping ``{language: training corpus}`` (the same languages). Each merge is the most
+    frequent pair of the training data of the language whose dev text is longest in tokens so far
+    (see :mod:`cybpe.training.parity`); ``ParallelSet(..., global_merges=M)`` is the hybrid
+    variant. Not combinable with ``base``, ``superword_from`` or ``return_counts``.
+
+    Pruning by final exposure: ``prune_exposure=k`` trains, encodes the training chunks with the
+    result, and trains again on the same counts refusing every token of two or more bytes that
+    appeared fewer than ``k`` times in that encoding (see :mod:`cybpe.training.prune`), so their
+    slots go to other merges. Not combinable with ``base``, ``superword_from`` or ``parity``.
+
     ``return_counts=True`` returns
     ``(tokenizer, chunk_counts)``, so one count can train several vocabulary sizes (or use
     :func:`cybpe.count` first and pass its result as ``corpus``).
@@ -98,6 +115,13 @@ def train(
     _check_int("superword_from", superword_from, allow_none=True)
     if not isinstance(return_counts, bool):
         raise ParameterTypeError(f"train(): return_counts must be True or False, not {type(return_counts).__name__}")
+    if parity is not None and (base is not None or superword_from is not None or return_counts):
+        raise InvalidParameterError("parity= cannot be combined with base=, superword_from= or return_counts=")
+    _check_int("prune_exposure", prune_exposure, allow_none=True)
+    if prune_exposure is not None and (prune_exposure < 1 or base is not None
+                                       or superword_from is not None or parity is not None):
+        raise InvalidParameterError(
+            "prune_exposure must be >= 1 and cannot be combined with base=, superword_from= or parity=")
     if superword_from is not None:
         if return_counts:
             raise InvalidParameterError("return_counts is not available with superword_from (two counts are made)")
@@ -144,6 +168,11 @@ def train(
         )
     if min_frequency < 0:
         raise InvalidParameterError("min_frequency must be ≥ 0")
+    if parity is not None:
+        return train_parity(corpus, vocab_size, parity, pretokenizer, specials,
+                            min_frequency=min_frequency, tie_break=tie_break, workers=workers,
+                            errors=errors, pretokenizer_params=pretokenizer_params,
+                            max_token_length=max_token_length, veto=veto, veto_name=veto_name)
     show = sys.stderr.isatty() if progress is None else bool(progress)
     started = time.perf_counter()
 
@@ -184,6 +213,19 @@ def train(
                               max_token_length=max_token_length, veto=veto,
                               seed_tokens=start.seeds, forced_merges=start.forced,
                               forced_counts=start.counts)
+    pruned = None
+    if prune_exposure is not None:
+        exposure = final_exposure(chunks, weights, len(result.token_bytes),
+                                  RankEncoder(result.token_bytes, result.merges).encode_piece)
+        dead = dead_tokens(exposure, result.token_bytes, prune_exposure)
+        if dead:
+            result = train_merges(chunks, weights, n_new, min_frequency=min_frequency,
+                                  tie_break=tie_break, max_token_length=max_token_length,
+                                  veto=either(veto, RefuseTokens(dead)))
+        again = final_exposure(chunks, weights, len(result.token_bytes),
+                               RankEncoder(result.token_bytes, result.merges).encode_piece)
+        pruned = {"min_exposure": prune_exposure, "refused_tokens": len(dead),
+                  "dead_after": len(dead_tokens(again, result.token_bytes, prune_exposure))}
     merging_seconds = time.perf_counter() - merge_started
 
     tokens, merges = start.output(result.token_bytes, result.merges)
@@ -214,6 +256,8 @@ def train(
         report["max_token_length"] = max_token_length
     if veto_name is not None:
         report["merge_veto"] = veto_name
+    if pruned is not None:
+        report["pruned"] = pruned
     if base is not None:
         report["stages"] = [*start.stages, {"pretokenizer": counts.pretokenizer.name,
                                             "n_merges": len(merges),

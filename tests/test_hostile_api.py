@@ -101,6 +101,7 @@ def _instances(tokenizer: cybpe.Tokenizer) -> dict[str, Callable[[], Any]]:
         "PreTokenizer": lambda: cybpe.get_pretokenizer("cl100k"),
         "StreamDecoder": lambda: tokenizer.stream_decoder(),
         "Shard": lambda: cybpe.Shard("x.txt", 0, 10),
+        "ParallelSet": lambda: cybpe.ParallelSet({"en": "a\nb", "fr": "c\nd"}),
         "Vocab": lambda: cybpe.Vocab(list(tokenizer.vocab.tokens), list(tokenizer.vocab.merges),
                                      dict(tokenizer.vocab.special_tokens), True, True),
     }

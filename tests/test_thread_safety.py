@@ -191,3 +191,13 @@ def test_training_in_threads_is_deterministic():
     counts = cybpe.ChunkCounts("cl100k").update(TEXTS)
     results = _run_in_threads(lambda _: cybpe.train(counts, 300, progress=False), range(THREADS))
     assert all(r.vocab == reference.vocab for r in results)
+
+
+def test_parallel_set_shared_between_threads():
+    """ParallelSet is immutable (README): one instance trains in several threads at once."""
+    parallel = cybpe.ParallelSet({"a": "\n".join(TEXTS[:20]), "b": "\n".join(t.upper() for t in TEXTS[:20])})
+    corpus = {"a": TEXTS[20:60], "b": [t.upper() for t in TEXTS[60:100]]}
+    reference = cybpe.train(corpus, 320, parity=parallel)
+    results = _run_in_threads(lambda _: cybpe.train(corpus, 320, parity=parallel), range(THREADS))
+    assert all(r.vocab == reference.vocab for r in results)
+    assert parallel.languages == ["a", "b"] and parallel.texts["a"] == "\n".join(TEXTS[:20])

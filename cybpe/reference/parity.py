@@ -1,0 +1,73 @@
+"""Pure-Python reference for parity-aware BPE: recounts everything at every step.
+
+It defines what ``cybpe.training.parity.train_parity_merges`` must reproduce (same merges, ids,
+counts, chosen languages and dev lengths). Each step:
+
+* every language's dev length is the weighted number of symbols in its dev chunks;
+* the languages are tried from the longest dev length down (the earlier one first on equal lengths);
+  the first whose training chunks have an allowed pair gives the merge (its most frequent pair,
+  ties to the smallest ``(tie_key(left), tie_key(right))``); during the first ``global_merges``
+  steps the counts are summed over all languages instead;
+* the merge is applied, left to right without overlap, to every chunk of every language.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Optional, Sequence
+
+from cybpe.training.parity import Counts, ParityMergeResult, check_parity_inputs, merge_word
+
+
+def reference_parity_merges(train: Sequence[Counts], dev: Sequence[Counts], n_new_tokens: int, *,
+                            tie_key: Callable[[int], int], min_frequency: int = 0,
+                            global_merges: int = 0, max_token_length: Optional[int] = None,
+                            veto: Optional[Callable[[bytes, bytes], object]] = None) -> ParityMergeResult:
+    """Same arguments and result as ``train_parity_merges``."""
+    check_parity_inputs(train, dev, n_new_tokens, min_frequency, global_merges)
+    train_words = [[(list(c), int(w)) for c, w in zip(*table)] for table in train]
+    dev_words = [[(list(c), int(w)) for c, w in zip(*table)] for table in dev]
+    result = ParityMergeResult()
+    id_of_bytes = {tok: i for i, tok in enumerate(result.token_bytes)}
+
+    def lengths() -> list[int]:
+        return [sum(w * len(word) for word, w in lang) for lang in dev_words]
+
+    def best_pair(langs: Sequence[int]) -> Optional[tuple[tuple[int, int], int]]:
+        table: dict[tuple[int, int], int] = {}
+        for lang in langs:
+            for word, w in train_words[lang]:
+                for pair in zip(word, word[1:]):
+                    table[pair] = table.get(pair, 0) + w
+        ranked = sorted(table.items(), key=lambda item: (-item[1], tie_key(item[0][0]), tie_key(item[0][1])))
+        for pair, n in ranked:
+            if result.allowed(pair, max_token_length, veto):
+                return pair, n
+        return None
+
+    result.dev_lengths_start = lengths()
+    created = 0
+    while created < n_new_tokens:
+        now = lengths()
+        if len(result.merges) < global_merges:
+            found, lang = best_pair(range(len(train))), -1
+        else:
+            found, lang = None, -1
+            for cand in sorted(range(len(train)), key=lambda l: (-now[l], l)):
+                found = best_pair([cand])
+                if found is not None:
+                    lang = cand
+                    break
+        if found is None:
+            result.stop_reason = "no_pairs"
+            break
+        (left, right), n = found
+        if n < min_frequency:
+            result.stop_reason = "min_frequency"
+            break
+        if result.record((left, right), n, lang, id_of_bytes):
+            created += 1
+        new_id = result.new_ids[-1]
+        for table in (*train_words, *dev_words):
+            table[:] = [(merge_word(word, left, right, new_id), w) for word, w in table]
+    result.dev_lengths = lengths()
+    return result

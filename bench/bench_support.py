@@ -54,3 +54,56 @@ def cl100k_ranks_path():
     if shared is None:
         pytest.skip("encoding benchmarks need $CYBPE_SHARED/vocab/cl100k_base.tiktoken")
     return shared / "vocab" / "cl100k_base.tiktoken"
+
+
+#: cl100k's pattern as HF conversions and peers' own files write it (classic, non-possessive);
+#: cybpe's built-in cl100k pattern is the possessive form, which splits identically.
+CLASSIC_CL100K = (r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}"""
+                  r"""| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+""")
+
+
+def merges_from_ranks(tokens: list[bytes]) -> list[tuple[int, int]]:
+    """The merge list HF conversions build from tiktoken ranks: each multi-byte token's last
+    merge when BPE runs on its bytes with lower ranks only (rank = id for these vocabularies)."""
+    rank = {tok: i for i, tok in enumerate(tokens)}
+    merges = []
+    for r, tok in enumerate(tokens):
+        if len(tok) < 2:
+            continue
+        parts = [tok[i:i + 1] for i in range(len(tok))]
+        while len(parts) > 2:
+            best, at = None, -1
+            for i in range(len(parts) - 1):
+                got = rank.get(parts[i] + parts[i + 1])
+                if got is not None and got < r and (best is None or got < best):
+                    best, at = got, i
+            if best is None:
+                break
+            parts[at:at + 2] = [parts[at] + parts[at + 1]]
+        if len(parts) == 2:
+            merges.append((rank[parts[0]], rank[parts[1]]))
+    return merges
+
+
+def peer_tokenizer_json(tokens: list[bytes], path: Path) -> Path:
+    """A tokenizer.json built the way peers are usually given one: the classic cl100k string
+    and the merges reconstructed from the ranks, with ``ignore_merges`` (peers-perf notes)."""
+    import json
+
+    from cybpe.formats.bytelevel import bytes_to_bytelevel
+
+    vocab = {bytes_to_bytelevel(t): i for i, t in enumerate(tokens)}
+    merges = [f"{bytes_to_bytelevel(tokens[a])} {bytes_to_bytelevel(tokens[b])}" for a, b in merges_from_ranks(tokens)]
+    doc = {
+        "version": "1.0", "truncation": None, "padding": None, "added_tokens": [], "normalizer": None,
+        "pre_tokenizer": {"type": "Sequence", "pretokenizers": [
+            {"type": "Split", "pattern": {"Regex": CLASSIC_CL100K}, "behavior": "Isolated", "invert": False},
+            {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False}]},
+        "post_processor": None,
+        "decoder": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True},
+        "model": {"type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": None,
+                  "end_of_word_suffix": None, "fuse_unk": False, "byte_fallback": False,
+                  "ignore_merges": True, "vocab": vocab, "merges": merges},
+    }
+    path.write_text(json.dumps(doc, ensure_ascii=False), encoding="utf-8")
+    return path

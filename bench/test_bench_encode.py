@@ -1,7 +1,11 @@
-"""Encoding throughput: cybpe vs tiktoken vs HF tokenizers, same cl100k ranks and pattern.
+"""Encoding throughput: cybpe vs tiktoken, HF tokenizers, tokie and bpe-openai, same cl100k ranks.
 
 cybpe: the hand-written cl100k scanner; cybpe-pattern: the same pattern string given as a
-custom pre-tokenizer (compiled matcher); cybpe-regex: split by the regex module.
+custom pre-tokenizer (compiled matcher); cybpe-regex: split by the regex module. Every peer is
+measured at its best: HF and tokie load a tokenizer.json built the way peers are given one (the
+classic cl100k string, merges reconstructed from the ranks, ``ignore_merges``); bpe-openai's
+Rust backend is called directly. Before timing, each library's ids on the documents are compared
+with tiktoken's and the result is recorded in the row (``extra_info["ids_identical"]``).
 
 python -m pytest bench/test_bench_encode.py --benchmark-group-by=param:kind
 """
@@ -14,10 +18,11 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 import cybpe
-from bench_support import cl100k_ranks_path, text_samples
+from bench_support import cl100k_ranks_path, peer_tokenizer_json, text_samples
 
 TEXTS = text_samples()
-LIBS = ["cybpe", "cybpe-2threads", "cybpe-pattern", "cybpe-regex", "tiktoken", "tiktoken-2threads", "hf", "tokie"]
+LIBS = ["cybpe", "cybpe-2threads", "cybpe-pattern", "cybpe-regex", "tiktoken", "tiktoken-2threads", "hf",
+        "tokie", "tokie-2threads", "bpe-openai"]
 
 
 def documents(text: str, size: int = 16_000) -> list[str]:
@@ -51,21 +56,28 @@ def encoders(tmp_path_factory):
         found["tiktoken-2threads"] = ("batch", lambda docs: enc.encode_ordinary_batch(docs, num_threads=2))
     except ImportError:
         pass
+    peer_json = peer_tokenizer_json(tok.vocab.tokens, tmp_path_factory.mktemp("peers") / "tokenizer.json")
     try:
         import tokenizers
 
-        hf_path = tmp_path_factory.mktemp("hf") / "tokenizer.json"
-        tok.to_hf(hf_path)
-        hf = tokenizers.Tokenizer.from_file(str(hf_path))
+        hf = tokenizers.Tokenizer.from_file(str(peer_json))
         found["hf"] = lambda text: hf.encode(text, add_special_tokens=False).ids
     except ImportError:
         pass
     try:  # optional peer (pip install tokie); its ids are not always tiktoken's
         import tokie
 
-        tk = tokie.Tokenizer.from_json(str(hf_path))
+        tk = tokie.Tokenizer.from_json(str(peer_json))
         found["tokie"] = lambda text: tk.encode(text, add_special_tokens=False).ids
-    except (ImportError, NameError, TypeError):
+        found["tokie-2threads"] = ("batch", lambda docs: [e.ids for e in tk.encode_batch(docs, add_special_tokens=False)])
+    except (ImportError, TypeError):
+        pass
+    try:  # optional peer (pip install bpe-openai): its built-in cl100k_base, the Rust backend
+        from bpe_openai import _bindings
+
+        bpe = _bindings.tokenizer_for_encoding("cl100k_base")
+        found["bpe-openai"] = bpe.encode
+    except (ImportError, AttributeError):
         pass
     return found
 
@@ -79,10 +91,24 @@ def test_encode(benchmark, encoders, lib, kind):
     encode = encoders[lib]
     benchmark.group = f"encode {kind}"
     benchmark.extra_info["MB"] = sum(len(d.encode()) for d in docs) / 1e6
+    benchmark.extra_info["ids_identical"] = _ids_identical(encoders, lib, kind, docs)
     if isinstance(encode, tuple):  # a batch API over all documents
         benchmark.pedantic(encode[1], args=(docs,), rounds=3, iterations=1)
     else:
         benchmark.pedantic(lambda: [encode(d) for d in docs], rounds=3, iterations=1)
+
+
+_REFERENCE: dict[str, list[list[int]]] = {}
+
+
+def _ids_identical(encoders, lib: str, kind: str, docs: list[str]) -> bool:
+    """Whether ``lib`` gives tiktoken's ids (cybpe's when tiktoken is absent) on these documents."""
+    reference = "tiktoken" if "tiktoken" in encoders else "cybpe"
+    if kind not in _REFERENCE:
+        _REFERENCE[kind] = [encoders[reference](d) for d in docs]
+    encode = encoders[lib]
+    got = encode[1](docs) if isinstance(encode, tuple) else [encode(d) for d in docs]
+    return [list(ids) for ids in got] == _REFERENCE[kind]
 
 
 def _sha256_rounds(_: int = 0) -> None:

@@ -1,11 +1,14 @@
-"""cybpe: fast, exact byte-level BPE — train, encode, and compare pre-tokenizers."""
+"""cybpe: fast, exact byte-level BPE — train, encode, and compare pre-tokenizers.
 
+The public API, re-exported by pipeline stage (ARCHITECTURE.md says where each lives)."""
+
+# The Unicode check runs first: cybpe refuses a ``regex`` whose Unicode tables differ from its own.
+from cybpe._c.unicode_version import unicode_version as unicode_version
+from cybpe._version import __version__ as __version__
 from cybpe import errors as errors
-from cybpe._c.unicode_version import unicode_version as unicode_version  # checks regex's Unicode first
-from cybpe.training.corpus import files as files
-from cybpe.training.corpus import count as count
-from cybpe.training.counts import ChunkCounts as ChunkCounts
-from cybpe.encode.files import encode_files as encode_files
+from cybpe.hookspecs import hookimpl as hookimpl
+
+# pre-tokenize
 from cybpe.pretokenize.pretokenizer import PreTokenizer as PreTokenizer
 from cybpe.pretokenize.registry import get_pretokenizer as get_pretokenizer
 from cybpe.pretokenize.registry import list_pretokenizers as list_pretokenizers
@@ -13,19 +16,60 @@ from cybpe.pretokenize.registry import pretokenizer_from_spec as pretokenizer_fr
 from cybpe.pretokenize.registry import register_plugin as register_plugin
 from cybpe.pretokenize.registry import unregister_plugin as unregister_plugin
 from cybpe.pretokenize.regex_spans import set_regex_timeout as set_regex_timeout
+
+# count and train
+from cybpe.training.corpus import count as count
+from cybpe.training.corpus import files as files
+from cybpe.training.counts import ChunkCounts as ChunkCounts
+from cybpe.training.shards import Shard as Shard
+from cybpe.training.shards import shards as shards
+from cybpe._train import train as train
+
+# vocabularies, tokenizers and their files
+from cybpe.formats.vocab import Vocab as Vocab
 from cybpe._tokenizer import StreamDecoder as StreamDecoder
 from cybpe._tokenizer import Tokenizer as Tokenizer
 from cybpe._load import load as load
 from cybpe._load import save as save
-from cybpe._train import train as train
-from cybpe.training.shards import Shard as Shard
-from cybpe.training.shards import shards as shards
-from cybpe.report.metrics import bits_per_byte as bits_per_byte
-from cybpe._version import __version__ as __version__
-from cybpe.formats.vocab import Vocab as Vocab
-from cybpe.hookspecs import hookimpl as hookimpl
-from cybpe.encodings.registry import get_encoding as get_encoding
+from cybpe._encode_files import encode_files as encode_files
+
+# named encodings (tiktoken-style)
 from cybpe.encodings.registry import encoding_for_model as encoding_for_model
 from cybpe.encodings.registry import encoding_name_for_model as encoding_name_for_model
+from cybpe.encodings.registry import get_encoding as get_encoding
 from cybpe.encodings.registry import list_encoding_names as list_encoding_names
 from cybpe.encodings.download import download as download
+
+# report
+from cybpe.report.metrics import bits_per_byte as bits_per_byte
+
+# What ``from cybpe import *`` and the API reference (pdoc) list.
+__all__ = [
+    "bits_per_byte",
+    "ChunkCounts",
+    "count",
+    "download",
+    "encode_files",
+    "encoding_for_model",
+    "encoding_name_for_model",
+    "errors",
+    "files",
+    "get_encoding",
+    "get_pretokenizer",
+    "hookimpl",
+    "list_encoding_names",
+    "list_pretokenizers",
+    "load",
+    "PreTokenizer",
+    "pretokenizer_from_spec",
+    "register_plugin",
+    "save",
+    "set_regex_timeout",
+    "Shard",
+    "shards",
+    "StreamDecoder",
+    "Tokenizer",
+    "train",
+    "unregister_plugin",
+    "Vocab",
+]

@@ -147,10 +147,12 @@ class Tokenizer:
     # -- properties --------------------------------------------------------------------------
     @property
     def special_tokens(self) -> dict[str, int]:
+        """Every added token (special or not) -> its id, a copy."""
         return dict(self.vocab.special_tokens)
 
     @property
     def special_tokens_set(self) -> set[str]:
+        """The added tokens' strings (tiktoken's ``special_tokens_set``), a copy."""
         return set(self.vocab.special_tokens)
 
     @property
@@ -164,34 +166,42 @@ class Tokenizer:
 
     @property
     def bos_token(self) -> Optional[str]:
+        """The beginning-of-sequence token, or None (see :meth:`set_roles`)."""
         return self._roles["bos_token"]
 
     @property
     def eos_token(self) -> Optional[str]:
+        """The end-of-sequence token, or None (see :meth:`set_roles`)."""
         return self._roles["eos_token"]
 
     @property
     def unk_token(self) -> Optional[str]:
+        """The unknown-token role, or None (byte-level BPE never needs one; kept for transformers)."""
         return self._roles["unk_token"]
 
     @property
     def pad_token(self) -> Optional[str]:
+        """The padding token, or None (transformers' ``padding=True`` needs one)."""
         return self._roles["pad_token"]
 
     @property
     def bos_token_id(self) -> Optional[int]:
+        """The id of :attr:`bos_token`, or None."""
         return self._role_id("bos_token")
 
     @property
     def eos_token_id(self) -> Optional[int]:
+        """The id of :attr:`eos_token`, or None."""
         return self._role_id("eos_token")
 
     @property
     def unk_token_id(self) -> Optional[int]:
+        """The id of :attr:`unk_token`, or None."""
         return self._role_id("unk_token")
 
     @property
     def pad_token_id(self) -> Optional[int]:
+        """The id of :attr:`pad_token`, or None."""
         return self._role_id("pad_token")
 
     @property
@@ -226,6 +236,7 @@ class Tokenizer:
 
     @property
     def merges(self) -> Optional[list[tuple[int, int]]]:
+        """The merge list as (left id, right id) pairs in rank order, or None for a rank-only vocabulary (a .tiktoken file)."""
         return None if self.vocab.merges is None else list(self.vocab.merges)
 
     def __repr__(self) -> str:
@@ -515,6 +526,7 @@ class Tokenizer:
         return self._map(one, texts, num_threads)
 
     def encode_ordinary_batch(self, texts: Sequence[str], *, num_threads: int = 8) -> list[list[int]]:
+        """Encode many texts as ordinary text (special-token strings are text) on ``num_threads`` threads; with a compiled scanner each thread encodes its share in one GIL-free pass."""
         texts = _text_list(texts, "encode_ordinary_batch")
         scanner = self._fast_scanner
         if scanner is not None and not regex_forced():
@@ -584,11 +596,13 @@ class Tokenizer:
         return self._encoder.token_bytes(token_id)
 
     def decode_tokens_bytes(self, ids: Iterable[int]) -> list[bytes]:
+        """The bytes of each id, one ``bytes`` per token (tiktoken's ``decode_tokens_bytes``)."""
         if isinstance(ids, (str, bytes)) or not hasattr(ids, "__iter__"):
             raise InvalidTokenError(f"ids must be a sequence of integer token ids, not {type(ids).__name__}")
         return [self._encoder.token_bytes(i) for i in ids]
 
     def token_bytes(self, token_id: int) -> bytes:
+        """The bytes of one token id (the same as :meth:`decode_single_token_bytes`)."""
         return self._encoder.token_bytes(token_id)
 
     def stream_decoder(self, errors: str = "replace") -> "StreamDecoder":
@@ -791,11 +805,11 @@ class Tokenizer:
         if name is None and pretokenizer is None and special_tokens is None and guessed not in KNOWN_ENCODINGS:
             # A registered encoding's file under any name (tiktoken's cache names it by the sha1
             # of its address): recognised by that name or its sha256, built as registered.
-            from cybpe.encodings.registry import tiktoken_file_encoding
+            from cybpe.formats.known import registered_tiktoken_file
 
-            entry = tiktoken_file_encoding(path)
-            if entry is not None:
-                return entry.load([path])
+            build = registered_tiktoken_file(path)
+            if build is not None:
+                return build()
         name = name or os.path.basename(path).split(".")[0]
         known = KNOWN_ENCODINGS.get(name)
         if pretokenizer is None:
@@ -961,6 +975,7 @@ class StreamDecoder:
         self._decoder = codecs.getincrementaldecoder("utf-8")(errors)
 
     def feed(self, ids: Union[int, Iterable[int]]) -> str:
+        """Decode more ids; returns the text completed so far (a character split across calls waits for its last byte)."""
         if isinstance(ids, (int, np.integer)):
             ids = [ids]
         return self._decoder.decode(self._tokenizer.decode_bytes(ids))

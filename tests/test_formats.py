@@ -32,7 +32,8 @@ from cybpe.formats.hf import (
 from cybpe.formats.native import load_native, save_native
 from cybpe.formats.tiktoken import load_tiktoken, save_tiktoken
 from cybpe.formats.oniguruma import from_oniguruma, to_oniguruma
-from cybpe.formats.merges import all_splits_merges, canonical_merges
+from cybpe.encode.encoder import RankEncoder
+from cybpe.formats.merges import _is_all_splits, all_splits_merges, canonical_merges
 from cybpe.formats.vocab import Vocab
 from cybpe.errors import ExportError, FormatError, InvalidParameterError, SaveError
 from support import eval_texts
@@ -169,6 +170,10 @@ def test_merge_lists_match_references(seed):
         rng.shuffle(multi)  # ids no longer follow creation order
         tokens = vocab.tokens[:256] + multi
         assert all_splits_merges(tokens) == _all_splits_reference(tokens)
+        # the C version the HF loader uses to recognise an all-splits merge list
+        assert RankEncoder(tokens, None).all_splits().tolist() == [list(p) for p in _all_splits_reference(tokens)]
+        assert _is_all_splits(tokens, _all_splits_reference(tokens))
+        assert not _is_all_splits(tokens, _all_splits_reference(tokens)[:-1])
         try:
             expected = _canonical_reference(tokens)
         except ValueError:  # some token has no split into two lower ids
@@ -579,6 +584,7 @@ def test_hf_real_files(shared_dir, o200k_tokens):
     assert counts == (128000, 256, 280147)
     assert llama.ignore_merges and len(info["special"]) == 256 and info["normalizer"] is None
     assert llama.merges == all_splits_merges(llama.tokens)  # Llama-3's merges are all splits
+    assert _is_all_splits(llama.tokens, llama.merges)
     qwen, info = load_hf_tokenizer_json(folder / "qwen3" / "tokenizer.json")
     assert (len(qwen.tokens), len(qwen.special_tokens), len(qwen.merges)) == (151643, 26, 151387)
     assert not qwen.ignore_merges and info["normalizer"] == "NFC" and len(info["special"]) == 14

@@ -86,6 +86,7 @@ def test_spec_round_trip_and_pickle(name):
     spec = pre.spec()
     assert spec["name"] == name and spec["version"]
     again = cybpe.pretokenizer_from_spec(spec)
+    assert cybpe.PreTokenizer.from_spec(spec) == again
     assert again == pre
     assert pickle.loads(pickle.dumps(pre)) == pre
 

@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -137,3 +138,30 @@ def test_autoload_can_be_disabled_and_plugins_blocked(plugin_site):
     assert "whitespace" not in run_with_plugin(plugin_site, code, CYBPE_BLOCKED_PLUGINS="whitespace")
     assert "'o200k'" not in run_with_plugin(plugin_site, code, CYBPE_BLOCKED_PLUGINS="o200k")
     assert "whitespace" in run_with_plugin(plugin_site, code)
+
+
+BLOCK_INSTALLED_BUILTINS = '''
+import importlib.abc, sys
+class NotInstalled(importlib.abc.MetaPathFinder):  # as in a checkout built in place, never installed
+    def find_spec(self, name, path=None, target=None):
+        if name == "cybpe_pretokenizers":
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        return None
+sys.meta_path.insert(0, NotInstalled())
+import cybpe
+names = {i["name"] for i in cybpe.list_pretokenizers()}
+assert {"gpt2", "cl100k", "o200k", "abugida"} <= names, names
+assert cybpe.get_pretokenizer("cl100k").split("Hello world") == ["Hello", " world"]
+print(sys.modules["cybpe_pretokenizers"].__file__)
+'''
+
+
+def test_builtins_load_from_a_source_checkout_that_is_not_installed():
+    folder = Path(cybpe.__file__).resolve().parents[1] / "pretokenizers"
+    if not (folder / "__init__.py").is_file():
+        pytest.skip("an installed cybpe: the source-checkout fallback has no pretokenizers/ folder to find")
+    env = dict(os.environ, CYBPE_DISABLE_PLUGIN_AUTOLOAD="1")
+    out = subprocess.run([sys.executable, "-c", BLOCK_INSTALLED_BUILTINS], capture_output=True, text=True,
+                         env=env, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert Path(out.stdout.strip()).resolve() == (folder / "__init__.py").resolve()

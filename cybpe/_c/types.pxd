@@ -1,4 +1,7 @@
 # Shared C types of the cybpe core. Every compiled module cimports its typedefs from here.
+#
+# Thread safety: types and inline functions only; an IdBuffer belongs to one thread at a time
+# (the nogil loops that fill one never share it).
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport realloc
 
@@ -15,23 +18,37 @@ cdef struct IdBuffer:
     Py_ssize_t capacity # ids allocated
 
 
-cdef inline int id_buffer_reserve(IdBuffer* buf, Py_ssize_t extra) noexcept nogil:
-    """Make room for ``extra`` more ids. Returns -1 when out of memory (the buffer is unchanged)."""
-    cdef Py_ssize_t want = buf.size + extra
-    cdef Py_ssize_t cap = buf.capacity
-    cdef uint32_t* grown
+cdef inline int grow_buffer(void** data, Py_ssize_t* capacity, Py_ssize_t want, size_t item,
+                            Py_ssize_t minimum) noexcept nogil:
+    """Make the malloc'ed ``*data`` hold at least ``want`` items of ``item`` bytes, doubling
+    from ``minimum`` (amortised O(1) appends). 0, or -1 when out of memory or the size would
+    overflow; on -1 the buffer and ``*capacity`` are unchanged and still the caller's.
+
+    The one growth rule of every buffer in the compiled modules (ids, piece ends, pair lists,
+    trainer arrays). Usage: ``if grow_buffer(<void**>&buf, &cap, n + 1, sizeof(T), 64): fail``."""
+    cdef Py_ssize_t cap = capacity[0]
+    cdef void* grown
     if want <= cap:
         return 0
-    if cap < 64:
-        cap = 64
+    if cap < minimum:
+        cap = minimum
     while cap < want:
+        if cap > (<Py_ssize_t>0x7FFFFFFFFFFFFFFF) // 2:
+            return -1
         cap = cap * 2
-    grown = <uint32_t*> realloc(buf.data, cap * sizeof(uint32_t))
+    if <size_t>cap > (<size_t>-1) // item:
+        return -1
+    grown = realloc(data[0], <size_t>cap * item)
     if grown == NULL:
         return -1
-    buf.data = grown
-    buf.capacity = cap
+    data[0] = grown
+    capacity[0] = cap
     return 0
+
+
+cdef inline int id_buffer_reserve(IdBuffer* buf, Py_ssize_t extra) noexcept nogil:
+    """Make room for ``extra`` more ids. Returns -1 when out of memory (the buffer is unchanged)."""
+    return grow_buffer(<void**>&buf.data, &buf.capacity, buf.size + extra, sizeof(uint32_t), 64)
 
 
 cdef inline int id_buffer_push(IdBuffer* buf, uint32_t value) noexcept nogil:

@@ -167,7 +167,7 @@ def cmd_encode(args) -> int:
     if args.output and args.npy:
         raise CliError("give either --output or --npy, not both")
     if output is not None:
-        from cybpe.encode.files import IdWriter, eot_id, encode_files, output_dtype
+        from cybpe._encode_files import IdWriter, eot_id, encode_files, output_dtype
 
         _check_output_folder(output)
         if args.npy and not output.endswith(".npy"):

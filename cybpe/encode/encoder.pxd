@@ -45,3 +45,8 @@ cdef class RankEncoder:
         # Append the ids of the pieces data[ends[i-1]:ends[i]] (the first piece starts at 0;
         # ends non-decreasing, not checked here) to out. data must stay unchanged during the
         # call. Returns -1 when out of memory.
+
+
+# The ids of an IdBuffer as a new uint32 numpy array (needs the GIL). The one copy from C ids
+# to numpy, shared by this module and cybpe/encode/fastpath.pyx.
+cdef object ids_array(IdBuffer* buf)

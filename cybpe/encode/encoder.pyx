@@ -44,17 +44,9 @@ from cybpe.encode.merge_paths cimport PATH_AUTO, PATH_BUCKET, PATH_HEAP, PATH_LI
 from cybpe.encode.rank_tables cimport (
     EMPTY_PAIR_SLOT, FIBONACCI, MAX_IDS, RankTables, TokenSlot, packed_pair, pair_rank,
 )
-from cybpe._c.types cimport IdBuffer, id_buffer_reserve, rank_t, token_t
+from cybpe._c.cpu cimport prefetch_read
+from cybpe._c.types cimport IdBuffer, grow_buffer, id_buffer_reserve, rank_t, token_t
 
-cdef extern from *:
-    """
-    #if defined(__GNUC__) || defined(__clang__)
-    #define CYBPE_PREFETCH(address) __builtin_prefetch(address)
-    #else
-    #define CYBPE_PREFETCH(address) ((void)(address))
-    #endif
-    """
-    void CYBPE_PREFETCH(const void* address) noexcept nogil
 
 
 cdef extern from "Python.h":
@@ -241,7 +233,7 @@ cdef int encode_block(const RankTables* t, const uint8_t** starts, const Py_ssiz
         if lookup and 0 < n <= t.max_token_len:
             heads[k] = head_word(starts[k], n)
             hashes[k] = hash_bytes(starts[k], n, heads[k])
-            CYBPE_PREFETCH(&t.token_slots[hashes[k] & t.token_mask])
+            prefetch_read(&t.token_slots[hashes[k] & t.token_mask])
     if id_buffer_reserve(out, total) != 0:
         return -1
     for k in range(count):
@@ -336,13 +328,8 @@ cdef bint insert_pair(RankTables* t, uint64_t key, rank_t rank) noexcept nogil:
 cdef int push_pair(PairEntry** buf, Py_ssize_t* size, Py_ssize_t* cap, uint64_t key,
                    rank_t rank) noexcept nogil:
     """Append (key, rank) to a growable array. -1 when out of memory."""
-    cdef PairEntry* grown
-    if size[0] == cap[0]:
-        cap[0] = cap[0] * 2 if cap[0] else 1024
-        grown = <PairEntry*>realloc(buf[0], cap[0] * sizeof(PairEntry))
-        if grown == NULL:
-            return -1
-        buf[0] = grown
+    if size[0] == cap[0] and grow_buffer(<void**>buf, cap, size[0] + 1, sizeof(PairEntry), 1024) != 0:
+        return -1
     buf[0][size[0]].key = key
     buf[0][size[0]].rank = rank
     size[0] += 1
@@ -695,6 +682,31 @@ cdef class RankEncoder:
 
     # ------------------------------------------------------------ Python API
 
+    def all_splits(self):
+        """Every ``(id(T[:k]), id(T[k:]))`` where both halves are tokens, as an int64 array of
+        shape (n, 2), ordered by the id of ``T``, then by the pair: the merge list
+        :func:`cybpe.formats.merges.all_splits_merges` builds in Python, from the C tables
+        (Llama 3's 280,147 pairs in about 0.05 s instead of 1.7 s)."""
+        cdef PairEntry* found = NULL
+        cdef Py_ssize_t n_found = 0, i
+        cdef int rc
+        cdef int64_t[:, ::1] view
+        with nogil:
+            rc = collect_all_splits(&self.tables, &found, &n_found)
+        try:
+            if rc != 0:
+                raise MemoryError()
+            triples = np.empty((n_found, 3), dtype=np.int64)
+            view = triples
+            for i in range(n_found):
+                view[i, 0] = found[i].rank   # the id of T (collect_all_splits stores it as the rank)
+                view[i, 1] = <int64_t>(found[i].key >> 32)
+                view[i, 2] = <int64_t>(found[i].key & 0xFFFFFFFF)
+        finally:
+            free(found)
+        order = np.lexsort((triples[:, 2], triples[:, 1], triples[:, 0]))
+        return np.ascontiguousarray(triples[order, 1:])
+
     def token_id(self, token):
         """The ordinary id of these bytes, or -1."""
         cdef bytes b = _as_bytes(token)
@@ -790,7 +802,7 @@ cdef class RankEncoder:
                     if encode_block(&self.tables, starts, lengths, k, &buf, &cache) != 0:
                         raise MemoryError()
                     k = 0
-            return _ids_to_array(&buf)
+            return ids_array(&buf)
         except UnicodeEncodeError as exc:
             raise EncodingError(f"piece {i} cannot be encoded as UTF-8: {exc}") from exc
         finally:
@@ -833,7 +845,7 @@ cdef class RankEncoder:
                                              &buf)
             if rc != 0:
                 raise MemoryError()
-            return _ids_to_array(&buf)
+            return ids_array(&buf)
         finally:
             free(buf.data)
 
@@ -941,7 +953,8 @@ cdef list _encode_one(RankEncoder encoder, piece, int path):
         free(buf.data)
 
 
-cdef object _ids_to_array(IdBuffer* buf):
+cdef object ids_array(IdBuffer* buf):
+    """The ids in ``buf`` as a new uint32 numpy array (the GIL held; buf unchanged)."""
     result = np.empty(buf.size, dtype=np.uint32)
     cdef uint32_t[::1] view = result
     if buf.size:

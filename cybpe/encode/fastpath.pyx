@@ -19,7 +19,7 @@ from libc.string cimport memcpy
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
 from cpython.unicode cimport PyUnicode_GET_LENGTH
 
-from cybpe.encode.encoder cimport RankEncoder
+from cybpe.encode.encoder cimport RankEncoder, ids_array
 from cybpe.pretokenize.scanner_api cimport BaseScanner, SCAN_GAVE_UP
 from cybpe._c.types cimport IdBuffer
 from cybpe._c.utf8_texts cimport Utf8Texts
@@ -43,15 +43,6 @@ cdef enum:
 OUTPUT_LIST = IDS_LIST
 OUTPUT_ARRAY = IDS_ARRAY
 OUTPUT_COUNT = IDS_COUNT
-
-
-cdef object ids_array(IdBuffer* buf):
-    out = np.empty(buf.size, dtype=np.uint32)
-    cdef uint32_t[::1] view
-    if buf.size:
-        view = out
-        memcpy(&view[0], buf.data, buf.size * sizeof(uint32_t))
-    return out
 
 
 def encode_scanned(RankEncoder encoder, BaseScanner scanner not None, const uint8_t[::1] data):

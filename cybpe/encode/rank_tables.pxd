@@ -5,12 +5,12 @@ from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 
 from cybpe._c.types cimport rank_t, token_t
 
+from cybpe._c.cpu cimport FIBONACCI
+
 cdef extern from *:
     """
-    #define CYBPE_FIBONACCI 0x9E3779B97F4A7C15ULL
     #define CYBPE_EMPTY_PAIR_SLOT 0xFFFFFFFFFFFFFFFFULL
     """
-    const uint64_t FIBONACCI "CYBPE_FIBONACCI"             # Fibonacci hashing multiplier
     const uint64_t EMPTY_PAIR_SLOT "CYBPE_EMPTY_PAIR_SLOT"  # a pair slot with nothing in it
 
 cdef enum:

@@ -22,11 +22,10 @@ from typing import Any
 
 from cybpe.encodings.cache import EncodingFile
 from cybpe.errors import FormatError
+from cybpe.formats.known import KNOWN_ENCODINGS
 from cybpe.hookspecs import hookimpl
 
 BLOB = "https://openaipublic.blob.core.windows.net/"
-ENDOFTEXT, ENDOFPROMPT = "<|endoftext|>", "<|endofprompt|>"
-FIM_PREFIX, FIM_MIDDLE, FIM_SUFFIX = "<|fim_prefix|>", "<|fim_middle|>", "<|fim_suffix|>"
 
 GPT2_VOCAB_BPE = EncodingFile("gpt2/vocab.bpe", "1ce1664773c50f3e0cc8842619a93edc4624525b728b188a9e0be33b7726adc5",
                               BLOB + "gpt-2/encodings/main/vocab.bpe")
@@ -46,25 +45,12 @@ O200K = EncodingFile("o200k_base.tiktoken", "446a9538cb6c348e3516120d7c08b09f57c
 LLAMA3 = EncodingFile("llama3/tokenizer.json", "c05a3c2174e9edd5be19dc5a0748c42a9037bec2811ce062728bfd71f8702d78")
 QWEN3 = EncodingFile("qwen3/tokenizer.json", "aeb13307a71acd8fe81861d94ad54ab689df773318809eed3cbe794b4492dae4")
 
-#: name -> tiktoken's definition: special tokens, ``explicit_n_vocab`` (None where tiktoken gives
-#: none), the files, and the built-in pre-tokenizer whose pattern is tiktoken's ``pat_str``
-#: (``cl100k``, ``o200k``) or splits exactly as it does (``gpt2``: GPT-2's original form of the
-#: r50k pattern, which its module keeps as ``PATTERN_R50K``).
+#: name -> tiktoken's definition: the pre-tokenizer, special tokens and size of the one table
+#: (cybpe/formats/known.py), with the files.
+_FILES = {"gpt2": (GPT2_VOCAB_BPE, GPT2_ENCODER_JSON), "r50k_base": (R50K,), "p50k_base": (P50K,),
+          "p50k_edit": (P50K,), "cl100k_base": (CL100K,), "o200k_base": (O200K,)}
 TIKTOKEN_DEFINITIONS: dict[str, dict[str, Any]] = {
-    "gpt2": {"special_tokens": {ENDOFTEXT: 50256}, "n_vocab": 50257,
-             "pretokenizer": "gpt2", "files": (GPT2_VOCAB_BPE, GPT2_ENCODER_JSON)},
-    "r50k_base": {"special_tokens": {ENDOFTEXT: 50256}, "n_vocab": 50257,
-                  "pretokenizer": "gpt2", "files": (R50K,)},
-    "p50k_base": {"special_tokens": {ENDOFTEXT: 50256}, "n_vocab": 50281,
-                  "pretokenizer": "gpt2", "files": (P50K,)},
-    "p50k_edit": {"n_vocab": None, "pretokenizer": "gpt2", "files": (P50K,),
-                  "special_tokens": {ENDOFTEXT: 50256, FIM_PREFIX: 50281, FIM_MIDDLE: 50282, FIM_SUFFIX: 50283}},
-    "cl100k_base": {"n_vocab": None, "pretokenizer": "cl100k", "files": (CL100K,),
-                    "special_tokens": {ENDOFTEXT: 100257, FIM_PREFIX: 100258, FIM_MIDDLE: 100259,
-                                       FIM_SUFFIX: 100260, ENDOFPROMPT: 100276}},
-    "o200k_base": {"special_tokens": {ENDOFTEXT: 199999, ENDOFPROMPT: 200018},
-                   "n_vocab": None, "pretokenizer": "o200k", "files": (O200K,)},
-}
+    name: {**KNOWN_ENCODINGS[name], "files": files} for name, files in _FILES.items()}
 
 MODELS: dict[str, tuple[str, ...]] = {
     "o200k_base": ("o1", "o3", "o4-mini", "gpt-5", "gpt-4.1", "gpt-4o"),

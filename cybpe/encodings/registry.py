@@ -22,6 +22,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any, Callable, Optional, Sequence
 
+from cybpe.formats.known import set_tiktoken_file_lookup
 from cybpe.encodings.cache import EncodingFile, check_sha256, find_file, sha256_of_file
 from cybpe.errors import (
     CybpeError,
@@ -282,3 +283,11 @@ def encoding_entry(name: str) -> EncodingEntry:
 def tiktoken_file_encoding(path: str) -> Optional[EncodingEntry]:
     """See :meth:`EncodingRegistry.tiktoken_file_encoding`."""
     return _REGISTRY.tiktoken_file_encoding(path)
+
+
+def _build_registered_file(path: str) -> Optional[Callable[[], Any]]:
+    entry = tiktoken_file_encoding(path)
+    return None if entry is None else (lambda: entry.load([path]))
+
+
+set_tiktoken_file_lookup(_build_registered_file)

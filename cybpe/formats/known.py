@@ -2,20 +2,30 @@
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Any, Callable, Optional
 
 from cybpe.pretokenize.pretokenizer import PreTokenizer
 from cybpe.pretokenize.registry import get_pretokenizer, list_pretokenizers
 
+_ENDOFTEXT, _ENDOFPROMPT = "<|endoftext|>", "<|endofprompt|>"
+_FIM_PREFIX, _FIM_MIDDLE, _FIM_SUFFIX = "<|fim_prefix|>", "<|fim_middle|>", "<|fim_suffix|>"
+
+#: tiktoken's encodings: the built-in pre-tokenizer whose pattern is tiktoken's ``pat_str``
+#: (``cl100k``, ``o200k``) or splits exactly as it does (``gpt2``: GPT-2's original form of the
+#: r50k pattern), the special tokens, and ``explicit_n_vocab`` (None where tiktoken gives none).
+#: The one table of them: the encodings registry (cybpe/encodings/known_encodings.py) adds files.
 KNOWN_ENCODINGS: dict[str, dict] = {
-    "cl100k_base": {
-        "pretokenizer": "cl100k",
-        "special_tokens": {"<|endoftext|>": 100257, "<|fim_prefix|>": 100258, "<|fim_middle|>": 100259,
-                           "<|fim_suffix|>": 100260, "<|endofprompt|>": 100276},
-    },
-    "o200k_base": {"pretokenizer": "o200k", "special_tokens": {"<|endoftext|>": 199999, "<|endofprompt|>": 200018}},
-    "r50k_base": {"pretokenizer": "gpt2", "special_tokens": {"<|endoftext|>": 50256}},
-    "gpt2": {"pretokenizer": "gpt2", "special_tokens": {"<|endoftext|>": 50256}},
+    "gpt2": {"pretokenizer": "gpt2", "special_tokens": {_ENDOFTEXT: 50256}, "n_vocab": 50257},
+    "r50k_base": {"pretokenizer": "gpt2", "special_tokens": {_ENDOFTEXT: 50256}, "n_vocab": 50257},
+    "p50k_base": {"pretokenizer": "gpt2", "special_tokens": {_ENDOFTEXT: 50256}, "n_vocab": 50281},
+    "p50k_edit": {"pretokenizer": "gpt2", "n_vocab": None,
+                  "special_tokens": {_ENDOFTEXT: 50256, _FIM_PREFIX: 50281, _FIM_MIDDLE: 50282,
+                                     _FIM_SUFFIX: 50283}},
+    "cl100k_base": {"pretokenizer": "cl100k", "n_vocab": None,
+                    "special_tokens": {_ENDOFTEXT: 100257, _FIM_PREFIX: 100258, _FIM_MIDDLE: 100259,
+                                       _FIM_SUFFIX: 100260, _ENDOFPROMPT: 100276}},
+    "o200k_base": {"pretokenizer": "o200k", "n_vocab": None,
+                   "special_tokens": {_ENDOFTEXT: 199999, _ENDOFPROMPT: 200018}},
 }
 
 
@@ -31,3 +41,24 @@ def pretokenizer_for_pattern(pattern: str, *, hf_pattern: Optional[str] = None) 
         if candidate.pattern == pattern or (hf_pattern is not None and hf_safe_pattern(candidate.pattern) == hf_pattern):
             return candidate
     return get_pretokenizer("regex", pattern=pattern)
+
+
+# A registered encoding's .tiktoken file under another name (tiktoken's cache names files by the
+# sha1 of their address) is recognised by the encodings registry (cybpe/encodings/registry.py).
+# That registry sits above the loaders, so it installs its lookup here when it is imported and
+# imports run one way: Tokenizer.from_tiktoken asks registered_tiktoken_file, never the registry.
+TiktokenFileLookup = Callable[[str], Optional[Callable[[], Any]]]
+_tiktoken_file_lookup: Optional[TiktokenFileLookup] = None
+
+
+def set_tiktoken_file_lookup(lookup: Optional[TiktokenFileLookup]) -> None:
+    """Install ``lookup(path)``: a function building the registered encoding ``path`` is a copy
+    of, or None when it is none (None uninstalls)."""
+    global _tiktoken_file_lookup
+    _tiktoken_file_lookup = lookup
+
+
+def registered_tiktoken_file(path: str) -> Optional[Callable[[], Any]]:
+    """A function building the registered encoding whose file ``path`` is, else None."""
+    lookup = _tiktoken_file_lookup
+    return None if lookup is None else lookup(path)

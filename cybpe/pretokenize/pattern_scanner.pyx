@@ -24,6 +24,7 @@ from cpython.unicode cimport PyUnicode_GET_LENGTH
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 
 from cybpe.pretokenize.pattern_scanner cimport CharClass, ClassItem, Instruction
+from cybpe.pretokenize.scanner_api cimport reserve_ends
 from cybpe._c.utf8 cimport INVALID_CP, decode_cp, ends_to_code_points, is_cont
 from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memcpy
@@ -282,13 +283,8 @@ cdef Py_ssize_t run(Machine* m, const uint8_t* s, Py_ssize_t n, int32_t pc,
 
 cdef inline int append_end(int64_t** ends, Py_ssize_t* capacity, Py_ssize_t count,
                            Py_ssize_t end) noexcept nogil:
-    cdef int64_t* grown
-    if count == capacity[0]:
-        grown = <int64_t*>realloc(ends[0], (2 * capacity[0] + 64) * sizeof(int64_t))
-        if grown == NULL:
-            return -1
-        ends[0] = grown
-        capacity[0] = 2 * capacity[0] + 64
+    if count == capacity[0] and reserve_ends(ends, capacity, count + 1) != 0:
+        return -1
     ends[0][count] = end
     return 0
 

@@ -202,9 +202,26 @@ class PreTokenizer:
     def __hash__(self) -> int:
         return hash((self.name, self.pattern))
 
+    @classmethod
+    def from_spec(cls, spec: dict[str, Any]) -> "PreTokenizer":
+        """Rebuild a pre-tokenizer from :meth:`spec` through the plugin registry (the same as
+        :func:`cybpe.pretokenizer_from_spec`); a missing plugin is a MissingPluginError."""
+        if _spec_builder is None:  # only before cybpe.pretokenize.registry is imported
+            raise RuntimeError("import cybpe first: the plugin registry rebuilds pre-tokenizers")
+        return _spec_builder(spec)
+
     # Pickling and copying go by name and params through the plugin registry, which registers
-    # the reduction with copyreg (cybpe/pretokenize/registry.py): this module never imports the
-    # registry, so imports run one way.
+    # the reduction with copyreg and installs its builder here (cybpe/pretokenize/registry.py):
+    # this module never imports the registry, so imports run one way.
+
+
+_spec_builder: Optional[Callable[[dict[str, Any]], PreTokenizer]] = None
+
+
+def set_spec_builder(builder: Callable[[dict[str, Any]], PreTokenizer]) -> None:
+    """Install the function :meth:`PreTokenizer.from_spec` rebuilds specs with (the registry's)."""
+    global _spec_builder
+    _spec_builder = builder
 
 
 def check_param_values(

@@ -11,16 +11,19 @@ from __future__ import annotations
 import copyreg
 import difflib
 import importlib
+import importlib.util
 import inspect
 import os
+import sys
 import threading
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Callable, Optional, Union
 
 import pluggy
 
 from cybpe import hookspecs
-from cybpe.pretokenize.pretokenizer import PreTokenizer, Refine, check_param_values
+from cybpe.pretokenize.pretokenizer import PreTokenizer, Refine, check_param_values, set_spec_builder
 from cybpe.errors import (
     CybpeError,
     DuplicatePreTokenizerError,
@@ -34,6 +37,9 @@ from cybpe.errors import (
 
 #: The built-in plugin modules. They are listed in the ``cybpe.pretokenizers`` entry-point group
 #: too; this tuple registers whichever the installed metadata did not (a source checkout).
+#: The package of the built-in pre-tokenizer plugins (the ``pretokenizers/`` folder).
+BUILTIN_PACKAGE = "cybpe_pretokenizers"
+
 BUILTIN_PLUGINS = (
     "cybpe_pretokenizers.gpt2",
     "cybpe_pretokenizers.cl100k",
@@ -112,6 +118,38 @@ class PreTokenizerEntry:
         }
 
 
+def _import_builtin(module_name: str) -> Any:
+    """Import a built-in plugin module. In a source checkout built in place (``setup.py
+    build_ext --inplace``, nothing installed) the ``pretokenizers/`` folder beside ``cybpe/`` is
+    not importable as ``cybpe_pretokenizers``: it is then loaded from there under that name."""
+    try:
+        return importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name != BUILTIN_PACKAGE or not _load_source_builtins():
+            raise
+        return importlib.import_module(module_name)
+
+
+def _load_source_builtins() -> bool:
+    """Load ``<checkout>/pretokenizers`` as the package ``cybpe_pretokenizers``; False when
+    there is no such folder (an installed cybpe always has the package)."""
+    folder = Path(__file__).resolve().parents[2] / "pretokenizers"
+    init = folder / "__init__.py"
+    if not init.is_file():
+        return False
+    spec = importlib.util.spec_from_file_location(BUILTIN_PACKAGE, init, submodule_search_locations=[str(folder)])
+    if spec is None or spec.loader is None:
+        return False
+    package = importlib.util.module_from_spec(spec)
+    sys.modules[BUILTIN_PACKAGE] = package
+    try:
+        spec.loader.exec_module(package)
+    except BaseException:
+        del sys.modules[BUILTIN_PACKAGE]
+        raise
+    return True
+
+
 class PreTokenizerRegistry:
     """Collects the entries that every plugin's ``cybpe_register_pretokenizers`` registers."""
 
@@ -134,7 +172,7 @@ class PreTokenizerRegistry:
                     raise PluginError(f"loading a {group} entry point failed: {exc!r}") from exc
         registered = set(self.pm.get_plugins())
         for module_name in BUILTIN_PLUGINS + BUILTIN_ENCODING_PLUGINS:
-            module = importlib.import_module(module_name)
+            module = _import_builtin(module_name)
             short = module_name.rsplit(".", 1)[1]
             if module not in registered and not self.pm.is_blocked(short):
                 self.pm.register(module, name=short)
@@ -339,3 +377,4 @@ def _reduce_pretokenizer(pretokenizer: PreTokenizer):
 
 
 copyreg.pickle(PreTokenizer, _reduce_pretokenizer)
+set_spec_builder(pretokenizer_from_spec)

@@ -58,7 +58,7 @@
 # every Tokenizer and ChunkCounter that uses the pre-tokenizer, so they are immutable after
 # construction. To be used by worker processes a scanner must pickle (define __reduce__).
 from libc.stdint cimport int64_t, uint8_t
-from libc.stdlib cimport realloc
+from cybpe._c.types cimport grow_buffer
 
 cdef enum:
     SCAN_NO_MEMORY = -1     # an allocation failed
@@ -74,20 +74,7 @@ cdef class BaseScanner:
 cdef inline int reserve_ends(int64_t** ends, Py_ssize_t* capacity, Py_ssize_t want) noexcept nogil:
     """Make *ends hold at least `want` entries (doubling, from 256). 0, or -1 when out of memory
     (the buffer is then unchanged and still owned by the caller)."""
-    cdef Py_ssize_t cap = capacity[0]
-    cdef int64_t* grown
-    if want <= cap:
-        return 0
-    if cap < 256:
-        cap = 256
-    while cap < want:
-        cap *= 2
-    grown = <int64_t*> realloc(ends[0], cap * sizeof(int64_t))
-    if grown == NULL:
-        return -1
-    ends[0] = grown
-    capacity[0] = cap
-    return 0
+    return grow_buffer(<void**>ends, capacity, want, sizeof(int64_t), 256)
 
 
 cdef inline bint push_end(int64_t** ends, Py_ssize_t* capacity, Py_ssize_t* count,

@@ -85,6 +85,7 @@ class ChunkCounts:
 
     @property
     def capped(self) -> bool:
+        """True when a memory cap (``max_unique`` or ``max_bytes``) is set."""
         return self.max_unique is not None or self.max_bytes is not None
 
     cap_block_chars = CAP_BLOCK_CHARS
@@ -259,6 +260,7 @@ class ChunkCounts:
         return self
 
     def copy(self) -> "ChunkCounts":
+        """An independent copy (same pre-tokenizer, special tokens, caps and counts)."""
         new = self.empty_like()
         with self._state:
             new._table = self._table.copy()

@@ -12,7 +12,8 @@ from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t, uintptr_
 from libc.stdlib cimport malloc, realloc, free
 from libc.string cimport memcpy, memcmp
 
-from cybpe._c.types cimport token_t, count_t, node_t
+from cybpe._c.cpu cimport FIBONACCI
+from cybpe._c.types cimport grow_buffer, token_t, count_t, node_t
 
 
 cdef extern from *:
@@ -104,24 +105,15 @@ cdef inline uint64_t pair_key(token_t left, token_t right) noexcept nogil:
 
 
 cdef inline uint64_t home_slot(const PairTable* t, uint64_t key) noexcept nogil:
-    return (key * <uint64_t>0x9E3779B97F4A7C15) >> t.shift
+    return (key * FIBONACCI) >> t.shift
 
 
 cdef inline int grow_array(void** arr, int64_t* cap, int64_t need, size_t item) noexcept nogil:
-    """Make ``*arr`` hold at least ``need`` items (doubling). -1 when out of memory."""
-    cdef int64_t new_cap = cap[0]
-    cdef void* grown
-    if need <= new_cap:
-        return 0
-    if new_cap < 16:
-        new_cap = 16
-    while new_cap < need:
-        new_cap *= 2
-    grown = realloc(arr[0], <size_t>new_cap * item)
-    if grown == NULL:
+    """Make ``*arr`` hold at least ``need`` items (doubling, from 16). ERR_NOMEM when out of memory."""
+    cdef Py_ssize_t capacity = cap[0]
+    if grow_buffer(arr, &capacity, need, item, 16) != 0:
         return ERR_NOMEM
-    arr[0] = grown
-    cap[0] = new_cap
+    cap[0] = capacity
     return 0
 
 

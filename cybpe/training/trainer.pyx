@@ -45,6 +45,7 @@ from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t, INT32_MA
 from libc.stdlib cimport malloc, calloc, free, qsort
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE, PyBytes_FromStringAndSize
 
+from cybpe._c.cpu cimport prefetch_write
 from cybpe._c.types cimport token_t, count_t, node_t
 
 import numpy as np
@@ -54,15 +55,6 @@ from cybpe.errors import InvalidParameterError, TrainingError
 TIE_BREAKS = ("ids", "huggingface")
 PROGRESS_EVERY = 256
 
-cdef extern from *:
-    """
-    #if defined(__GNUC__) || defined(__clang__)
-    #define CYBPE_TRAINER_PREFETCH(p) __builtin_prefetch((const void*)(p), 1, 3)
-    #else
-    #define CYBPE_TRAINER_PREFETCH(p) ((void)0)
-    #endif
-    """
-    void prefetch "CYBPE_TRAINER_PREFETCH"(const void* address) noexcept nogil
 
 
 cdef enum:
@@ -183,9 +175,9 @@ cdef int apply_merge(Trainer* t, uint64_t key, token_t merged_id) noexcept nogil
     for idx in range(n_sites):
         occ = pool_block(&t.pool, merging.occ_block)   # the pool may have moved (count_up)
         if idx + PREFETCH_NODE < n_sites:
-            prefetch(&nodes[occ[idx + PREFETCH_NODE]])
+            prefetch_write(&nodes[occ[idx + PREFETCH_NODE]])
         if idx + PREFETCH_WEIGHT < n_sites:   # that node has arrived by now
-            prefetch(&t.weight[nodes[occ[idx + PREFETCH_WEIGHT]].chunk])
+            prefetch_write(&t.weight[nodes[occ[idx + PREFETCH_WEIGHT]].chunk])
         i = occ[idx]
         if nodes[i].sym != a:
             t.n_stale += 1

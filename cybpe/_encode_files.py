@@ -24,7 +24,8 @@ from typing import Any, Iterable, NamedTuple, Optional, Union
 
 import numpy as np
 
-from cybpe.training.corpus import read_blocks
+from cybpe._tokenizer import Tokenizer
+from cybpe.training.shards import read_blocks
 from cybpe.training.progress import Progress
 from cybpe.io.atomic import checked_path
 from cybpe.errors import InvalidParameterError, ParameterTypeError
@@ -142,8 +143,6 @@ def encode_files(tokenizer, paths: Iterable[PathLike], output: PathLike, *, dtyp
     of its whole text; ``eot`` (True, a special token, or an id) is appended after each file.
     ``errors`` handles invalid UTF-8 as ``bytes.decode`` does (default: raise, naming the file
     and byte offset). ``workers`` threads encode (default: all cores)."""
-    from cybpe._tokenizer import Tokenizer
-
     if not isinstance(tokenizer, Tokenizer):
         raise ParameterTypeError(f"encode_files() takes a cybpe.Tokenizer, not {type(tokenizer).__name__}")
     if isinstance(paths, (str, bytes, bytearray, os.PathLike)) or not hasattr(paths, "__iter__"):

@@ -93,7 +93,15 @@ def test_duplicates_and_bad_offsets_are_refused(tmp_path):
 
     crc = zlib.crc32(bytes(data[arrays:arena + 8]))
     struct.pack_into("<I", data, arena + 8 + 8, crc)
-    assert "twice" in _damaged(tmp_path, bytes(data), "dup")
+    # The hash index is built on first need, so a repeated chunk is refused by every use that
+    # relies on chunks being distinct (training's sort included), not by load() itself.
+    path.write_bytes(bytes(data))
+    dup = cybpe.ChunkCounts.load(path)
+    for use in (lambda: cybpe.train(dup, 300, progress=False), lambda: dup.update(["x"]),
+                lambda: dup == one, lambda: dup.table.get(b" cd"), lambda: dup + one,
+                lambda: one + dup, dup.items, dup.copy, lambda: pickle.loads(pickle.dumps(dup)).items()):
+        with pytest.raises(FormatError, match="twice"):
+            use()
     bad = bytearray(path.read_bytes())
     struct.pack_into("<q", bad, arrays + 8, 7)  # offsets out of order
     struct.pack_into("<I", bad, arena + 8 + 8, zlib.crc32(bytes(bad[arrays:arena + 8])))
@@ -125,3 +133,69 @@ def test_pickle_protocol_5_sends_three_out_of_band_buffers(counts):
     assert len(data) < 2000  # the arrays are not in the pickle stream itself
     assert pickle.loads(data, buffers=buffers) == counts
     assert pickle.loads(pickle.dumps(counts, protocol=4)) == counts
+
+
+def _round_trip(tmp_path, counts: cybpe.ChunkCounts) -> cybpe.ChunkCounts:
+    counts.save(tmp_path / "lazy.counts")
+    return cybpe.ChunkCounts.load(tmp_path / "lazy.counts")
+
+
+def test_a_loaded_table_builds_its_index_only_when_needed(tmp_path, counts):
+    loaded = _round_trip(tmp_path, counts)
+    index_bytes = 8 * 64  # the smallest index; the loaded one holds none until a lookup
+    assert loaded.nbytes < counts.nbytes and len(loaded) == len(counts)
+    assert loaded.total == counts.total
+    assert cybpe.train(loaded, 400, progress=False).merges == cybpe.train(counts, 400, progress=False).merges
+    before = loaded.nbytes
+    assert loaded.table.get("Hello".encode()) == counts.table.get(b"Hello") > 0
+    assert loaded.nbytes >= before + index_bytes  # now indexed
+
+
+def test_update_after_load_counts_like_the_original(tmp_path, counts):
+    more = ["Hello world, brand new words here", "中文 again"]
+    loaded = _round_trip(tmp_path, counts)
+    loaded.update(more)
+    expected = counts.copy().update(more)
+    assert loaded == expected and list(loaded.items()) == list(expected.items())
+
+
+@pytest.mark.parametrize("loaded_side", ["left", "right", "both"])
+def test_merge_after_load_equals_the_merge_of_the_originals(tmp_path, counts, loaded_side):
+    other = counts.empty_like().update(["other words entirely", "Hello again"] * 3)
+    a = _round_trip(tmp_path, counts) if loaded_side in ("left", "both") else counts.copy()
+    other.save(tmp_path / "other.counts")
+    b = cybpe.ChunkCounts.load(tmp_path / "other.counts") if loaded_side in ("right", "both") else other
+    expected = counts + other
+    assert a + b == expected and b + a == expected
+    a += b
+    assert a == expected and list(a.items()) == list(expected.items())
+
+
+def test_equality_and_pickles_of_unindexed_tables(tmp_path, counts):
+    first, second = _round_trip(tmp_path, counts), cybpe.ChunkCounts.load(tmp_path / "lazy.counts")
+    assert first == second and second == counts and counts == first  # both unindexed, then one
+    assert first != counts.empty_like().update(["different"])
+    third = cybpe.ChunkCounts.load(tmp_path / "lazy.counts")
+    assert pickle.loads(pickle.dumps(third, protocol=5)) == counts  # pickled while unindexed
+
+
+def test_threads_racing_to_index_a_loaded_table_agree(tmp_path, counts):
+    import threading
+
+    expected = dict(counts.items())
+    for _ in range(5):
+        loaded = _round_trip(tmp_path, counts)
+        results, errors = [], []
+
+        def look() -> None:
+            try:
+                results.append({chunk: loaded.table.get(chunk) for chunk in expected})
+            except Exception as exc:  # pragma: no cover - reported below
+                errors.append(exc)
+
+        threads = [threading.Thread(target=look) for _ in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert not errors and results == [expected] * 4

@@ -334,11 +334,14 @@ def test_wrong_types_in_a_native_file_are_format_errors(tmp_path, tok):
 
 def test_pickles_are_versioned(tok):
     counts = cybpe.ChunkCounts("cl100k", ["<|eot|>"]).update([TEXT])
-    for obj in (tok, counts):
+    from cybpe._tokenizer import STATE_VERSION as TOKENIZER_STATE
+    from cybpe.training.counts import STATE_VERSION as COUNTS_STATE
+
+    for obj, current in ((tok, TOKENIZER_STATE), (counts, COUNTS_STATE)):
         state = obj.__getstate__()
-        assert state["state_version"] == 1
+        assert state["state_version"] == current
         assert pickle.loads(pickle.dumps(obj)) == obj
-        newer = dict(state, state_version=2)
+        newer = dict(state, state_version=current + 1)
         with pytest.raises(FormatError, match="newer cybpe"):
             type(obj).__new__(type(obj)).__setstate__(newer)
         with pytest.raises(FormatError):

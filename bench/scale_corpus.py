@@ -10,7 +10,7 @@
   base 26), a newline after every 1000 words: the high-cardinality corpus (``n`` + 1 distinct
   chunks under the GPT-style pre-tokenizers).
 
-Smoke mode (``BENCH_SCALE_SMOKE=1``) makes everything small; ``tests/test_scale_corpus.py``
+Smoke mode (``BENCH_SCALE_SMOKE=1``) makes everything small; ``tests/training/test_scale_corpus.py``
 runs this script in that mode so it cannot rot.
 
     python bench/scale_corpus.py OUT_FOLDER [--mb 1024] [--distinct 10000000]

@@ -7,11 +7,16 @@ from pathlib import Path
 
 import cybpe
 
-DATA_DIR = Path(__file__).parent / "data"
+#: tests/ (the test files sit in one folder per package stage below it) and the checkout or
+#: unpacked sdist that holds it (README.md, bench/).
+TESTS_DIR = Path(__file__).resolve().parent
+REPO_DIR = TESTS_DIR.parent
+DATA_DIR = TESTS_DIR / "data"
 #: The UDHR sample ships inside the package (``cybpe bench`` and the README use it), so tests read
 #: it from the cybpe they test: the source tree in a checkout, site-packages for an installed wheel.
 UDHR_DIR = Path(cybpe.__file__).parent / "data" / "udhr"
-PLUGIN_EXAMPLE_DIR = Path(__file__).parent / "plugin_example"
+PLUGIN_EXAMPLE_DIR = TESTS_DIR / "plugin_example"
+COMPILED_PLUGIN_EXAMPLE_DIR = TESTS_DIR / "compiled_plugin_example"
 
 SKIP_REASON = (
     "the shared corpora/vocabularies are absent (set CYBPE_SHARED to the folder that holds "

@@ -1,7 +1,7 @@
 """Token budgets over a Tokenizer's public methods: truncation at a character boundary, text
 chunks whose encodings fit, and padded batches as 2-D arrays.
 
-How each relates to encoding the whole text (tests/test_offsets_budgets.py checks every line):
+How each relates to encoding the whole text (tests/encode/test_offsets_budgets.py checks every line):
 
 * ``truncate(text, n) -> (ids, stop)``: ``ids == encode(text)[:len(ids)]``, ``len(ids) <= n``,
   ``decode(ids) == text[:stop]`` (for text without lone surrogates and no normalizer), and ``stop``

@@ -3,7 +3,7 @@ r"""Translate split patterns between Python ``regex`` and Oniguruma (what HF ``t
 Exact or refused: every construct of the pattern is either on the list below, where both
 dialects match the same text (after the rewrite shown), or the translation raises
 :class:`PatternSyntaxError` naming the construct. Each rewrite is tested against ``tokenizers``
-itself (``tests/test_pattern_translation.py``).
+itself (``tests/formats/test_pattern_translation.py``).
 
 =========================  ===================================  ===================================
 construct                  Python ``regex`` (no flags)          Oniguruma (as ``tokenizers`` runs it)

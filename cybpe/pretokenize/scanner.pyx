@@ -3,10 +3,10 @@
 # Each scanner returns, for a piece starting at a byte offset, the byte offset where the
 # pattern's leftmost match ends. The rule order follows the alternatives of the pattern
 # (leftmost alternative first, as the regex module tries them); every rule is commented with the alternative
-# it implements, and tests/test_scanner.py compares the spans with `regex` on corpora, on
+# it implements, and tests/pretokenize/test_scanner.py compares the spans with `regex` on corpora, on
 # hypothesis text and on a hostile-alphabet fuzzer.
 #
-# Performance notes (measured with `python tests/test_scanner.py`, 2 shared cores, gcc -O3)
+# Performance notes (measured with `python tests/pretokenize/test_scanner.py`, 2 shared cores, gcc -O3)
 # -----------------------------------------------------------------------------------------
 # * Classes come from one 256-entry table indexed by the current byte (`cybpe_byte_class`,
 #   generated from `regex` with the Unicode tables): for an ASCII byte it holds the class bits

@@ -7,7 +7,7 @@ Performance notes
 -----------------
 * The piece-end buffer goes to numpy without a copy (EndsBuffer) and is shrunk only when more
   than a quarter is unused: shrinking every time made glibc serve the next call with fresh mmap
-  pages (~850 page faults per 2 MB call, -15% on English, measured with tests/test_scanner.py).
+  pages (~850 page faults per 2 MB call, -15% on English, measured with tests/pretokenize/test_scanner.py).
 * Dispatch is one vtable call per text (encode, batch encode, counting), never per piece:
   the built-in scanners measured the same through it as through the former switch on a kind.
 * An ASCII str is scanned in place (its data is its UTF-8); any other str is encoded once with

@@ -30,7 +30,7 @@
 # * Sorting by bytes (for ChunkCounts.items) happens in C: an LSD radix sort of (8-byte
 #   big-endian prefix, entry) pairs, then a merge sort inside runs of equal prefixes. 50 MB,
 #   468 k chunks: list.sort of the (bytes, count) tuples 0.6-0.85 s; a merge sort of the pairs
-#   with the comparison above ~0.2 s; radix first ~0.06 s (`python tests/test_chunk_counter.py 50` prints it).
+#   with the comparison above ~0.2 s; radix first ~0.06 s (`python tests/training/test_chunk_counter.py 50` prints it).
 # * A table read from a file or a pickle (read_arrays, _rebuild) is checked (offsets in order,
 #   counts > 0, the total) but gets no hash index until a call needs one (_indexed: updates,
 #   merges, lookups, equality, items, copy); training reads only the arrays (sorted_arrays, which

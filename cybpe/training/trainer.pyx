@@ -1,7 +1,7 @@
 """BPE merge trainer core: unique chunks with multiplicities in, ordered merges out.
 
 Semantics are those of ``cybpe.reference.trainer`` (read its docstring); the differential tests in
-``tests/test_trainer_core.py`` hold the two together. Data structures: ``_trainer.pxd``.
+``tests/training/test_trainer_core.py`` hold the two together. Data structures: ``_trainer.pxd``.
 
 Performance notes
 -----------------
@@ -861,7 +861,7 @@ def _train_merges_seeded(chunks, weights, n_new_tokens, seed_tokens, *, min_freq
     """Test hook: :func:`train_merges` with ``seed_tokens``, returning ``(MergeResult, stats)``.
 
     Without seeds (or forced merges) the duplicate-bytes rule is never reached: with exact BPE two
-    merges never spell the same bytes (see ``tests/test_trainer_core.py``,
+    merges never spell the same bytes (see ``tests/training/test_trainer_core.py``,
     ``test_no_merge_ever_spells_an_existing_token``).
     """
     trainer = _train(chunks, weights, n_new_tokens, min_frequency, tie_break, progress,

@@ -18,9 +18,9 @@ import pytest
 import cybpe as lib
 from cybpe.errors import CorpusError, DisallowedSpecialTokenError, InvalidParameterError
 
-from support import UDHR_DIR as UDHR
+from support import UDHR_DIR as UDHR, DATA_DIR
 
-DATA = Path(__file__).parent / "data"
+DATA = DATA_DIR
 
 
 def cybpe(*args, input: bytes | None = None, check: bool = True, stdout=None):

@@ -10,8 +10,9 @@ import sys
 from pathlib import Path
 
 import cybpe
+from support import REPO_DIR
 
-SCRIPT = Path(__file__).resolve().parents[1] / "bench" / "scale_corpus.py"
+SCRIPT = REPO_DIR / "bench" / "scale_corpus.py"
 
 
 def _build(folder: Path, shared_dir: Path, *args: str) -> str:

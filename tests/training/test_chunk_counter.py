@@ -330,7 +330,7 @@ def test_shared_path_helper_is_consistent(shared_dir):
     assert shared_path() == shared_dir
 
 
-if __name__ == "__main__":  # speed report: python tests/test_chunk_counter.py [MB]
+if __name__ == "__main__":  # speed report: python tests/training/test_chunk_counter.py [MB]
     import lzma
     import time
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 import cybpe
+from support import TESTS_DIR
 
 # The package under test (the source tree in a development install, site-packages in CI's wheel
 # runs): its stubs ship beside its compiled modules.
@@ -56,7 +57,7 @@ def test_stubtest_agrees_with_the_compiled_modules(tmp_path):
         stub = ROOT.joinpath(*parts[:-1], parts[-1] + ".pyi")
         (stubs.joinpath(*parts[:-1]) / stub.name).write_text(stub.read_text(encoding="utf-8"), encoding="utf-8")
     env = dict(os.environ, MYPYPATH=str(stubs))
-    allowlist = Path(__file__).resolve().parent / "stubtest_allowlist.txt"
+    allowlist = TESTS_DIR / "stubtest_allowlist.txt"
     out = subprocess.run([sys.executable, "-m", "mypy.stubtest", "--ignore-disjoint-bases", "--allowlist", str(allowlist),
                           *COMPILED], capture_output=True, text=True,
                          cwd=tmp_path, env=env)

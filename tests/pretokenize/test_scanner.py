@@ -6,7 +6,7 @@ and a slice of the training corpus, hypothesis text, a hostile-alphabet fuzzer (
 kind, CR/LF mixtures, contractions in every case and ``'ſ``, every letter case class, marks on
 many scripts, emoji sequences, digits of other scripts, lone surrogates) and long runs.
 
-Speed (reported, not asserted): ``python tests/test_scanner.py`` prints MB/s per pattern and text.
+Speed (reported, not asserted): ``python tests/pretokenize/test_scanner.py`` prints MB/s per pattern and text.
 """
 
 from __future__ import annotations

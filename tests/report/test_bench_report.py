@@ -14,7 +14,7 @@ import regex
 
 from cybpe.report.variants import gini, read_prefix, word_counts
 from cybpe.report.metrics import bits_per_byte
-from support import UDHR_DIR as UDHR
+from support import UDHR_DIR as UDHR, REPO_DIR
 
 # The two patterns written out here (not asked from cybpe): tiktoken's cl100k_base, and the
 # same with combining marks in the word class and out of the punctuation class.
@@ -235,5 +235,5 @@ def test_the_readme_shows_the_same_definitions():
 
     from cybpe.report.metrics import definition_table
 
-    readme = Path(__file__).resolve().parents[1] / "README.md"
+    readme = REPO_DIR / "README.md"
     assert definition_table(markdown=True) in readme.read_text(encoding="utf-8")

@@ -17,10 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from support import UDHR_DIR
+from support import UDHR_DIR, COMPILED_PLUGIN_EXAMPLE_DIR, DATA_DIR
 
-PLUGIN_DIR = Path(__file__).parent / "compiled_plugin_example"
-DATA = Path(__file__).parent / "data"
+PLUGIN_DIR = COMPILED_PLUGIN_EXAMPLE_DIR
+DATA = DATA_DIR
 
 
 @pytest.fixture(scope="module")

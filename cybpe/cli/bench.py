@@ -233,6 +233,12 @@ def run_bench(args) -> int:
                                          kinds={label: "vocabulary" for label in applied},
                                          train_seconds=train_seconds, speed_mb=args.speed_mb,
                                          step=step, info=info)
+    if not args.variants:  # the default set: say which registered pre-tokenizers it left out
+        registered = {i["name"] for i in report_mod.list_pretokenizers()}
+        report["notes"].extend(f"{name} (a registered pre-tokenizer) is not compared by default: {reason}; "
+                               f"name it in --variants to include it"
+                               for name, reason in sorted(report_mod.NOT_COMPARED_BY_DEFAULT.items())
+                               if name in registered and name != "regex")
     report["seconds"] = round(time.perf_counter() - started, 2)
     for warning in report["warnings"]:
         print(f"cybpe bench: warning: {warning}", file=sys.stderr)

@@ -37,6 +37,7 @@ from itertools import chain
 from typing import Any, Optional
 
 from cybpe.io.atomic import PathLike, atomic_write_text, checked_path, read_json
+from cybpe.formats.b64 import strict_b64decode
 from cybpe.formats.vocab import Vocab
 from cybpe.errors import FormatError, InvalidParameterError
 
@@ -134,9 +135,9 @@ def load_native_fields(path: PathLike) -> tuple[Vocab, dict[str, Any], dict[str,
     encoded = doc.get("tokens")
     if not isinstance(encoded, list) or not all(isinstance(t, str) for t in encoded):
         raise FormatError(f"{src}: \"tokens\" is not a list of base64 strings")
-    a2b = binascii.a2b_base64
+    a2b = strict_b64decode
     try:
-        tokens = [a2b(t, strict_mode=True) for t in encoded]
+        tokens = [a2b(t) for t in encoded]
     except (binascii.Error, ValueError):
         bad = next(i for i, t in enumerate(encoded) if not _valid_base64(t))
         shown = encoded[bad][:40]
@@ -178,7 +179,7 @@ def _tokenizer_fields(src: str, doc: dict[str, Any]) -> dict[str, Any]:
 
 def _valid_base64(text: str) -> bool:
     try:
-        binascii.a2b_base64(text, strict_mode=True)
+        strict_b64decode(text)
     except (binascii.Error, ValueError):
         return False
     return True

@@ -237,3 +237,12 @@ def test_the_readme_shows_the_same_definitions():
 
     readme = REPO_DIR / "README.md"
     assert definition_table(markdown=True) in readme.read_text(encoding="utf-8")
+
+
+def test_default_variants_leave_out_phrase_splitters_and_say_why():
+    from cybpe.report.variants import NOT_COMPARED_BY_DEFAULT, default_variants
+
+    chosen = default_variants()
+    assert "superbpe" not in chosen and "regex" not in chosen
+    assert {"gpt2", "cl100k", "o200k", "abugida"} <= set(chosen)
+    assert all(reason for reason in NOT_COMPARED_BY_DEFAULT.values())

@@ -1,0 +1,31 @@
+"""Strict base64 decoding, the same on every supported Python: canonical base64 only.
+
+``binascii.a2b_base64(data, strict_mode=True)`` exists from Python 3.11 only, and even it lets
+some non-canonical input through (``"0000="``: padding after a complete group). The loaders want
+one rule on every Python, so "strict" here means canonical: the alphabet, padding only where the
+last group needs it, and no stray bits in the last character -- exactly the strings that
+re-encode to themselves. Refusals raise ``binascii.Error`` (a ``ValueError``), as
+``a2b_base64`` does.
+
+Thread safety: a pure function; safe from any thread.
+"""
+
+from __future__ import annotations
+
+import binascii
+import re
+from typing import Union
+
+_CANONICAL = re.compile(rb"(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?")
+
+
+def strict_b64decode(data: Union[bytes, str]) -> bytes:
+    """The bytes of canonical base64 ``data``; ``binascii.Error`` for anything else."""
+    raw = data.encode("ascii") if isinstance(data, str) else data  # non-ASCII str: ValueError, as a2b
+    if _CANONICAL.fullmatch(raw) is None:
+        raise binascii.Error("not canonical base64")
+    decoded = binascii.a2b_base64(raw)
+    if raw[-2:-1] == b"=" or raw[-1:] == b"=":  # stray bits in the last character's unused part
+        if binascii.b2a_base64(decoded, newline=False) != raw:
+            raise binascii.Error("not canonical base64 (stray bits before the padding)")
+    return decoded

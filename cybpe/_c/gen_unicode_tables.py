@@ -150,8 +150,8 @@ def render(classes: bytearray, folds: list[tuple[int, str]]) -> str:
         " *",
         " *   command:  python cybpe/_c/gen_unicode_tables.py   (from the repository root)",
         f" *   source:   the `regex` module {regex.__version__}, which implements Unicode {regex_unicode_version() or 'unknown'}",
-        f" *   (Python's own unicodedata here is {__import__('unicodedata').unidata_version};"
-        " tiktoken 0.14's Rust tables are older too,",
+        " *   (Python's own unicodedata is older on every supported Python, and so are"
+        " tiktoken 0.14's Rust tables,",
         " *   so parity tests against tiktoken must leave out code points assigned after its version.)",
         " *",
         " * Class byte of a code point: stage2[stage1[cp >> CYBPE_UNI_SHIFT] * CYBPE_UNI_BLOCK",

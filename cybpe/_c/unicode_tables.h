@@ -2,7 +2,7 @@
  *
  *   command:  python cybpe/_c/gen_unicode_tables.py   (from the repository root)
  *   source:   the `regex` module 2026.11.19, which implements Unicode 18.0.0
- *   (Python's own unicodedata here is 14.0.0; tiktoken 0.14's Rust tables are older too,
+ *   (Python's own unicodedata is older on every supported Python, and so are tiktoken 0.14's Rust tables,
  *   so parity tests against tiktoken must leave out code points assigned after its version.)
  *
  * Class byte of a code point: stage2[stage1[cp >> CYBPE_UNI_SHIFT] * CYBPE_UNI_BLOCK

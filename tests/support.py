@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import cybpe
@@ -56,3 +58,17 @@ def write_every_format(tokenizer, folder, text: str) -> dict[str, str]:
     as_gpt2.to_gpt2(paths["gpt2-encoder"], paths["gpt2-merges"])
     cybpe.ChunkCounts("cl100k", sorted(tokenizer.special_tokens)).update([text]).save(paths["counts"])
     return paths
+
+
+def run_cli(*args, input: bytes | None = None, env: dict | None = None, check: bool = True,
+            stdout=None, timeout: float = 180) -> subprocess.CompletedProcess:
+    """``python -m cybpe ARGS`` in a subprocess (stdout and stderr captured unless ``stdout`` is
+    given); with ``check``, it must exit 0 without a traceback."""
+    out = subprocess.run([sys.executable, "-m", "cybpe", *map(str, args)], input=input,
+                         capture_output=stdout is None, stdout=stdout,
+                         stderr=subprocess.PIPE if stdout is not None else None,
+                         env=dict(os.environ, **(env or {})), timeout=timeout)
+    if check:
+        assert out.returncode == 0, out.stderr.decode(errors="replace")
+        assert b"Traceback" not in out.stderr
+    return out

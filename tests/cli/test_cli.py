@@ -6,38 +6,19 @@ import itertools
 import json
 import math
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 import regex
 
-from support import UDHR_DIR as UDHR
+from support import UDHR_DIR as UDHR, run_cli as cybpe
 
 BUILTINS = {"gpt2", "cl100k", "o200k", "llama3", "qwen2", "gpt4-digits", "gpt4-digits-rtl", "abugida", "regex"}
 # tiktoken's cl100k_base pat_str, written out here so the test does not ask cybpe for it
 CL100K = (r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+"""
           r"""| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s""")
 SAMPLE = "Hello, world! 12345 नमस्ते दुनिया — สวัสดีครับ\r\n\tend  "
-
-
-def cybpe(*args, input: bytes | None = None, env: dict | None = None, check: bool = True):
-    out = subprocess.run([sys.executable, "-m", "cybpe", *map(str, args)], input=input,
-                         capture_output=True, env=dict(os.environ, **(env or {})), timeout=120)
-    if check:
-        assert out.returncode == 0, out.stderr.decode()
-        assert b"Traceback" not in out.stderr
-    return out
-
-
-@pytest.fixture(scope="module")
-def trained(tmp_path_factory) -> Path:
-    path = tmp_path_factory.mktemp("tok") / "udhr.json"
-    cybpe("train", UDHR / "en.txt", UDHR / "hi.txt", UDHR / "th.txt", "--vocab-size", 700,
-          "--pretokenizer", "abugida", "--special", "<|endoftext|>", "-o", path, "-q")
-    return path
 
 
 def test_encode_decode_round_trip_files_and_stdin(trained, tmp_path):

@@ -7,7 +7,6 @@ import bz2
 import gzip
 import json
 import lzma
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -18,26 +17,9 @@ import pytest
 import cybpe as lib
 from cybpe.errors import CorpusError, DisallowedSpecialTokenError, InvalidParameterError
 
-from support import UDHR_DIR as UDHR, DATA_DIR
+from support import UDHR_DIR as UDHR, DATA_DIR, run_cli as cybpe
 
 DATA = DATA_DIR
-
-
-def cybpe(*args, input: bytes | None = None, check: bool = True, stdout=None):
-    out = subprocess.run([sys.executable, "-m", "cybpe", *map(str, args)], input=input,
-                         capture_output=stdout is None, stdout=stdout, timeout=180)
-    if check:
-        assert out.returncode == 0, out.stderr
-        assert out.stderr is None or b"Traceback" not in out.stderr
-    return out
-
-
-@pytest.fixture(scope="module")
-def trained(tmp_path_factory) -> Path:
-    path = tmp_path_factory.mktemp("tok") / "udhr.json"
-    cybpe("train", UDHR / "en.txt", UDHR / "hi.txt", UDHR / "th.txt", "--vocab-size", 700,
-          "--pretokenizer", "abugida", "--special", "<|endoftext|>", "-o", path, "-q")
-    return path
 
 
 def compressed(tmp_path: Path, source: Path, kind: str) -> Path:

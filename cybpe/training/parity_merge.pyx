@@ -23,9 +23,12 @@ while they are still needed, and the dev lengths.
 Performance notes
 -----------------
 Measured with ``bench/training_variants_table.py --per-language-bytes 250000 --vocab-size 8192
---only parity`` (22 NTREX languages, 5.46 MB, 7,935 merges), shared 2-core machine; the whole
-``train()`` call, counting included. The Python loop this replaces took 108.6 s (README) for the
-classic variant; figures for this loop are in the README's table and in the commit.
+--only parity`` (22 NTREX languages, 5.46 MB, 93k unique training chunks, 2.1M nodes, 7,936
+merges), shared 2-core machine. ``train()`` as a whole, counting included, median of 3: classic
+1.2 s, hybrid (4096 global) 1.7 s, window 1.4 s; the Python loop this replaced took 35.7 s and
+46.2 s run in turn with the first two. Of the classic run's 1.0 s in ``train_parity_merges``,
+this loop is 0.5 s (1.19M merge sites), loading and counting the pairs 0.13 s, and the Python
+chunk index the rest (its first version, ``int()`` on each numpy weight, spent 1.1 s there).
 
 * A pair's counts live in one sparse table per language rather than a dense ``n_lang`` vector per
   pair: a chunk is nearly always in one language's data only, so a site costs one lookup in the
@@ -43,7 +46,7 @@ classic variant; figures for this loop are in the README's table and in the comm
 
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t, INT32_MAX, INT64_MAX
 from libc.stdlib cimport malloc, calloc, free, qsort
-from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE, PyBytes_FromStringAndSize
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
 
 from cybpe._c.cpu cimport prefetch_write
 from cybpe._c.types cimport token_t, count_t, node_t
@@ -54,7 +57,7 @@ from cybpe.training.trainer cimport (
     pairs_find, pairs_find_or_add, pairs_reserve, pairs_delete,
     pool_init, pool_block, occ_drop, occ_append,
     heap_push, heap_pop, heap_sift_down,
-    tokens_rebuild_index, tokens_concat,
+    tokens_init, tokens_concat, tokens_pair_too_long, token_as_bytes, tokens_as_list,
 )
 
 from cybpe.errors import TrainingError
@@ -80,6 +83,14 @@ cdef struct Change:        # a pair noted during a step: which table (SITES, a l
     uint64_t key
 
 
+cdef struct MergeLogEntry:  # one merge: internal ids, the language that chose it (-1: summed)
+    int32_t left
+    int32_t right
+    int32_t merged
+    int32_t lang
+    count_t count
+
+
 cdef struct Parity:
     Node* nodes
     int64_t n_nodes
@@ -100,11 +111,7 @@ cdef struct Parity:
     count_t* dev_len
     int32_t* order         # scratch: the languages in the order a step asks them
     TokenStore tokens
-    int32_t* log_left      # the merge log (internal ids), the language chosen, the count
-    int32_t* log_right
-    int32_t* log_new
-    int32_t* log_lang
-    count_t* log_count
+    MergeLogEntry* log     # the merges made, in order
     int64_t n_log
     int64_t log_cap
     Change* risen          # counts that went up in the current step
@@ -308,24 +315,13 @@ cdef int apply_merge(Parity* t, uint64_t key, token_t merged_id, bint track) noe
 # Choosing the merge
 # ---------------------------------------------------------------------------------------------
 
-cdef inline bint pair_too_long(const Parity* t, token_t left, token_t right) noexcept nogil:
-    """HF ``max_token_length`` (as the trainer's): too long when the two parts hold at least the
-    limit's bytes together, except a pair of two single bytes."""
-    cdef int64_t n = <int64_t>t.tokens.length[left] + t.tokens.length[right]
-    return n >= t.max_token_length and n > 2
-
-
 cdef int ask_veto(Parity* t, token_t left, token_t right) noexcept with gil:
     """1 if the owner's ``veto(left_bytes, right_bytes)`` refuses the merge, 0 if not,
     ERR_CALLBACK if it raised (the exception waits in ``veto_error``)."""
     cdef _ParityTrainer owner = <_ParityTrainer>t.veto_owner
     cdef const TokenStore* ts = &t.tokens
-    left_bytes = PyBytes_FromStringAndSize(<const char*>(ts.data + ts.offset[left]),
-                                           ts.length[left])
-    right_bytes = PyBytes_FromStringAndSize(<const char*>(ts.data + ts.offset[right]),
-                                            ts.length[right])
     try:
-        return 1 if owner.veto(left_bytes, right_bytes) else 0
+        return 1 if owner.veto(token_as_bytes(ts, left), token_as_bytes(ts, right)) else 0
     except BaseException as exc:
         owner.veto_error = exc
         return ERR_CALLBACK
@@ -336,7 +332,7 @@ cdef int rules_refuse(Parity* t, uint64_t key) noexcept nogil:
     cdef token_t left = <token_t>(key >> 32)
     cdef token_t right = <token_t><uint32_t>key
     cdef int verdict = 0
-    if t.max_token_length > 0 and pair_too_long(t, left, right):
+    if t.max_token_length > 0 and tokens_pair_too_long(&t.tokens, left, right, t.max_token_length):
         verdict = 1
     elif t.veto_owner != NULL:
         verdict = ask_veto(t, left, right)
@@ -442,29 +438,16 @@ cdef void remember_choice(Parity* t, int32_t lang) noexcept nogil:
 
 cdef int log_merge(Parity* t, token_t left, token_t right, token_t merged_id, int32_t lang,
                    count_t count) noexcept nogil:
-    cdef int64_t cap
-    if t.n_log == t.log_cap:
-        cap = t.log_cap
-        if grow_array(<void**>&t.log_left, &cap, t.n_log + 1, sizeof(int32_t)) != 0:
-            return ERR_NOMEM
-        cap = t.log_cap
-        if grow_array(<void**>&t.log_right, &cap, t.n_log + 1, sizeof(int32_t)) != 0:
-            return ERR_NOMEM
-        cap = t.log_cap
-        if grow_array(<void**>&t.log_new, &cap, t.n_log + 1, sizeof(int32_t)) != 0:
-            return ERR_NOMEM
-        cap = t.log_cap
-        if grow_array(<void**>&t.log_lang, &cap, t.n_log + 1, sizeof(int32_t)) != 0:
-            return ERR_NOMEM
-        cap = t.log_cap
-        if grow_array(<void**>&t.log_count, &cap, t.n_log + 1, sizeof(count_t)) != 0:
-            return ERR_NOMEM
-        t.log_cap = cap
-    t.log_left[t.n_log] = left
-    t.log_right[t.n_log] = right
-    t.log_new[t.n_log] = merged_id
-    t.log_lang[t.n_log] = lang
-    t.log_count[t.n_log] = count
+    cdef MergeLogEntry* entry
+    if t.n_log == t.log_cap and grow_array(<void**>&t.log, &t.log_cap, t.n_log + 1,
+                                           sizeof(MergeLogEntry)) != 0:
+        return ERR_NOMEM
+    entry = &t.log[t.n_log]
+    entry.left = left
+    entry.right = right
+    entry.merged = merged_id
+    entry.lang = lang
+    entry.count = count
     t.n_log += 1
     return 0
 
@@ -638,11 +621,7 @@ cdef class _ParityTrainer:
         free(self.t.tokens.offset)
         free(self.t.tokens.length)
         free(self.t.tokens.index)
-        free(self.t.log_left)
-        free(self.t.log_right)
-        free(self.t.log_new)
-        free(self.t.log_lang)
-        free(self.t.log_count)
+        free(self.t.log)
         free(self.t.risen)
         free(self.t.emptied)
         free(self.t.recent)
@@ -667,6 +646,7 @@ cdef class _ParityTrainer:
         cdef Py_ssize_t n_chunks = len(chunks), c
         cdef int32_t n_lang = len(dev_lengths), l
         cdef int32_t id_of_byte[256]
+        cdef uint8_t byte_of_id[256]
         cdef int64_t total = 0, base = 0, m, n, e
         cdef const uint8_t* text
         cdef Node* node
@@ -734,18 +714,9 @@ cdef class _ParityTrainer:
         for l in range(n_lang):
             self.t.dev_len[l] = dev_lengths[l]
             self.t.order[l] = l
-        ts.data_cap = 4096
-        ts.data = <uint8_t*>checked_malloc(ts.data_cap, 1)
-        ts.cap = 1024
-        ts.offset = <int64_t*>checked_malloc(ts.cap, sizeof(int64_t))
-        ts.length = <int32_t*>checked_malloc(ts.cap, sizeof(int32_t))
         for r in range(256):
-            ts.data[r] = <uint8_t>(<int>byte_order[r])
-            ts.offset[r] = r
-            ts.length[r] = 1
-        ts.data_len = 256
-        ts.n = 256
-        self._check(tokens_rebuild_index(ts, 1024))
+            byte_of_id[r] = <uint8_t>(<int>byte_order[r])
+        self._check(tokens_init(ts, byte_of_id))
         pool_init(&self.t.pool)
         self.t.n_target = n_target
         self.t.min_frequency = min_frequency
@@ -778,19 +749,15 @@ cdef class _ParityTrainer:
         cdef list byte_of_id = self.byte_of_id
         cdef TokenStore* ts = &self.t.tokens
         cdef int64_t k
-        cdef int32_t tok
 
         def external(int32_t token):
             return byte_of_id[token] if token < 256 else token
 
-        merges = [(external(self.t.log_left[k]), external(self.t.log_right[k]))
+        merges = [(external(self.t.log[k].left), external(self.t.log[k].right))
                   for k in range(self.t.n_log)]
-        new_ids = [external(self.t.log_new[k]) for k in range(self.t.n_log)]
-        counts = [self.t.log_count[k] for k in range(self.t.n_log)]
-        chosen = [self.t.log_lang[k] for k in range(self.t.n_log)]
-        token_bytes = [bytes([b]) for b in range(256)]
-        for tok in range(256, ts.n):
-            token_bytes.append(PyBytes_FromStringAndSize(
-                <const char*>(ts.data + ts.offset[tok]), ts.length[tok]))
+        new_ids = [external(self.t.log[k].merged) for k in range(self.t.n_log)]
+        counts = [self.t.log[k].count for k in range(self.t.n_log)]
+        chosen = [self.t.log[k].lang for k in range(self.t.n_log)]
         dev_lengths = [self.t.dev_len[k] for k in range(self.t.n_lang)]
-        return merges, new_ids, counts, token_bytes, chosen, dev_lengths, _STOP_NAMES[self.t.stop]
+        return (merges, new_ids, counts, tokens_as_list(ts), chosen, dev_lengths,
+                _STOP_NAMES[self.t.stop])

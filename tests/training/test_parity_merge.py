@@ -15,25 +15,7 @@ from cybpe.errors import InvalidParameterError, ParameterTypeError, TrainingErro
 from cybpe.reference.parity import reference_parity_merges
 from cybpe.reference.trainer import _tie_key
 from cybpe.training.parity import ParallelSet, train_parity_merges
-from support import UDHR_DIR
-
-FIELDS = ("merges", "new_ids", "counts", "token_bytes", "chosen", "dev_lengths_start",
-          "dev_lengths", "stop_reason")
-UDHR = {p.stem: p.read_text(encoding="utf-8") for p in sorted(UDHR_DIR.glob("*.txt"))}
-
-
-def counted(text: str, pretokenizer: str = "cl100k"):
-    return cybpe.ChunkCounts(pretokenizer).update([text]).sorted_arrays()
-
-
-def assert_same(train, dev, n_new, **options):
-    tie_break = options.pop("tie_break", "ids")
-    fast = train_parity_merges(train, dev, n_new, tie_break=tie_break, **options)
-    slow = reference_parity_merges(train, dev, n_new, tie_key=_tie_key(tie_break), **options)
-    for name in FIELDS:
-        assert getattr(fast, name) == getattr(slow, name), name
-    return fast
-
+from test_parity import UDHR, assert_same, counted
 
 def ntrex(shared_dir, langs, train_lines, dev_lines):
     root = shared_dir / "corpora/eval/parallel-ntrex"

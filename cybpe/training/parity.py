@@ -13,7 +13,10 @@ language, line-aligned). At each step:
 ``global_merges=M`` is the paper's hybrid variant: the first ``M`` merges are ordinary BPE merges on
 the summed counts of all languages. ``window=W`` is the paper's moving-window variant: a language
 that served more than ``alpha / L`` of the last ``W`` parity choices (``count * L > alpha * W``;
-the paper's defaults are W=100, alpha=2) is asked only after every language within its share.
+the paper's defaults are W=100, alpha=2) is asked only after every language within its share
+(the paper's code has no answer when every language is over its share, possible for alpha < 1;
+and with global merges on it divides by L + 1, counting its summed column as a language: here L
+is always the number of languages). Summed-count merges do not enter the window.
 A language whose training data has no pair left is passed over (the next language is asked; the
 paper's code stops there instead); training stops when no language has one, or when the chosen
 language's best count is below ``min_frequency`` (as the paper's code).

@@ -219,8 +219,6 @@ def merge_word(word: list[int], left: int, right: int, new_id: int) -> list[int]
     return out
 
 
-
-
 def train_parity_merges(train: Sequence[Counts], dev: Sequence[Counts], n_new_tokens: int, *,
                         tie_break: str = "ids", min_frequency: int = 0, global_merges: int = 0,
                         max_token_length: Optional[int] = None, veto: Optional[Veto] = None,

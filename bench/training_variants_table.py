@@ -118,6 +118,9 @@ def main() -> None:
         f"parity-aware hybrid ({V // 2} global)": lambda: cybpe.train(
             {l: train[l] for l in languages}, V,
             parity=cybpe.ParallelSet({l: dev[l] for l in languages}, global_merges=V // 2)),
+        "parity-aware window (W=100, alpha=2)": lambda: cybpe.train(
+            {l: train[l] for l in languages}, V,
+            parity=cybpe.ParallelSet({l: dev[l] for l in languages}, window=100, alpha=2.0)),
     }
     if args.only:
         variants = {k: v for k, v in variants.items() if any(s in k for s in args.only.split(","))}

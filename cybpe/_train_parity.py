@@ -11,7 +11,7 @@ from cybpe.errors import InvalidParameterError, ParameterTypeError, TrainingErro
 from cybpe.formats.vocab import Vocab
 from cybpe.training.corpus import count_corpus
 from cybpe.training.counts import ChunkCounts
-from cybpe.training.parity import ParallelSet, tie_key_for, train_parity_merges
+from cybpe.training.parity import ParallelSet, train_parity_merges
 from cybpe.training.rules import MergeVeto
 from cybpe.training.shards import Shard
 
@@ -66,9 +66,10 @@ def train_parity(corpus: Any, vocab_size: int, parity: ParallelSet, pretokenizer
     merge_started = time.perf_counter()
     result = train_parity_merges([c.sorted_arrays() for c in train_counts],
                                  [c.sorted_arrays() for c in dev_counts], n_new,
-                                 tie_key=tie_key_for(tie_break), min_frequency=min_frequency,
+                                 tie_break=tie_break, min_frequency=min_frequency,
                                  global_merges=parity.global_merges,
-                                 max_token_length=max_token_length, veto=veto)
+                                 max_token_length=max_token_length, veto=veto,
+                                 window=parity.window, alpha=parity.alpha)
     merging_seconds = time.perf_counter() - merge_started
     tokens = result.token_bytes
     vocab = Vocab(tokens=tokens, merges=result.merges,
@@ -93,6 +94,8 @@ def train_parity(corpus: Any, vocab_size: int, parity: ParallelSet, pretokenizer
         "parity": {
             "languages": languages,
             "global_merges": parity.global_merges,
+            "window": parity.window,
+            "alpha": parity.alpha,
             "merges_per_language": chosen,
             "dev_tokens_before": dict(zip(languages, result.dev_lengths_start)),
             "dev_tokens_after": dict(zip(languages, result.dev_lengths)),

@@ -8,11 +8,15 @@ counts, chosen languages and dev lengths). Each step:
   the first whose training chunks have an allowed pair gives the merge (its most frequent pair,
   ties to the smallest ``(tie_key(left), tie_key(right))``); during the first ``global_merges``
   steps the counts are summed over all languages instead;
+* with a ``window``, the languages that gave more than ``alpha / L`` of the last ``window``
+  language-chosen merges (``count * L > alpha * window``) are tried after all the others (in the
+  same order among themselves);
 * the merge is applied, left to right without overlap, to every chunk of every language.
 """
 
 from __future__ import annotations
 
+from collections import deque
 from typing import Callable, Optional, Sequence
 
 from cybpe.training.parity import Counts, ParityMergeResult, check_parity_inputs, merge_word
@@ -21,9 +25,12 @@ from cybpe.training.parity import Counts, ParityMergeResult, check_parity_inputs
 def reference_parity_merges(train: Sequence[Counts], dev: Sequence[Counts], n_new_tokens: int, *,
                             tie_key: Callable[[int], int], min_frequency: int = 0,
                             global_merges: int = 0, max_token_length: Optional[int] = None,
-                            veto: Optional[Callable[[bytes, bytes], object]] = None) -> ParityMergeResult:
-    """Same arguments and result as ``train_parity_merges``."""
+                            veto: Optional[Callable[[bytes, bytes], object]] = None,
+                            window: Optional[int] = None, alpha: float = 2.0) -> ParityMergeResult:
+    """Same arguments and result as ``train_parity_merges``, with ``tie_key`` (a map token id ->
+    tie rank, smaller wins) in place of its ``tie_break``."""
     check_parity_inputs(train, dev, n_new_tokens, min_frequency, global_merges)
+    recent: deque[int] = deque(maxlen=window)
     train_words = [[(list(c), int(w)) for c, w in zip(*table)] for table in train]
     dev_words = [[(list(c), int(w)) for c, w in zip(*table)] for table in dev]
     result = ParityMergeResult()
@@ -52,7 +59,12 @@ def reference_parity_merges(train: Sequence[Counts], dev: Sequence[Counts], n_ne
             found, lang = best_pair(range(len(train))), -1
         else:
             found, lang = None, -1
-            for cand in sorted(range(len(train)), key=lambda l: (-now[l], l)):
+            n_lang = len(train)
+
+            def over_share(l: int) -> bool:
+                return window is not None and recent.count(l) * n_lang > alpha * window
+
+            for cand in sorted(range(n_lang), key=lambda l: (over_share(l), -now[l], l)):
                 found = best_pair([cand])
                 if found is not None:
                     lang = cand
@@ -64,6 +76,8 @@ def reference_parity_merges(train: Sequence[Counts], dev: Sequence[Counts], n_ne
         if n < min_frequency:
             result.stop_reason = "min_frequency"
             break
+        if lang >= 0:
+            recent.append(lang)
         if result.record((left, right), n, lang, id_of_bytes):
             created += 1
         new_id = result.new_ids[-1]

@@ -11,16 +11,17 @@ language, line-aligned). At each step:
 4. the merge is applied to every language's training and dev chunks.
 
 ``global_merges=M`` is the paper's hybrid variant: the first ``M`` merges are ordinary BPE merges on
-the summed counts of all languages. A language whose training data has no pair left is passed over
-(the next worst language is asked; the paper's code stops there instead); training stops when no
-language has one, or when ``l*``'s best count is below ``min_frequency`` (as the paper's code).
+the summed counts of all languages. ``window=W`` is the paper's moving-window variant: a language
+that served more than ``alpha / L`` of the last ``W`` parity choices (``count * L > alpha * W``;
+the paper's defaults are W=100, alpha=2) is asked only after every language within its share
+(the paper's code has no answer when every language is over its share, possible for alpha < 1;
+and with global merges on it divides by L + 1, counting its summed column as a language: here L
+is always the number of languages). Summed-count merges do not enter the window.
+A language whose training data has no pair left is passed over (the next language is asked; the
+paper's code stops there instead); training stops when no language has one, or when the chosen
+language's best count is below ``min_frequency`` (as the paper's code).
 
-The loop keeps, per language, the pair counts and a lazy max-heap (one key per pair: its count, then
-the tie rule). After a pair is pushed its count only falls in every language (rises only create
-pairs holding the token just made, pushed once at their final counts), so each stored key bounds
-the true one and the lazy pop is exact, as in the single-language trainer. Chunks are shared across
-languages and each carries its per-language training and dev weights; a pair -> chunks index limits
-each step to the chunks that hold the pair. The loop is Python (see the README for timings).
+The loop is compiled (``parity_merge.pyx``, its data structures and performance notes there);
 ``cybpe.reference.parity`` is the slow definition the tests compare with.
 
 Thread safety: :class:`ParallelSet` is immutable (safe to share); the functions keep no state.
@@ -28,14 +29,20 @@ Thread safety: :class:`ParallelSet` is immutable (safe to share); the functions 
 
 from __future__ import annotations
 
-import heapq
+import math
+import operator
 from dataclasses import dataclass, field
 from typing import Callable, Mapping, Optional, Sequence
 
-from cybpe.errors import InvalidParameterError, ParameterTypeError, describe
-from cybpe.training.trainer import huggingface_byte_order
+import numpy as np
+
+from cybpe.errors import InvalidParameterError, ParameterTypeError, TrainingError, describe
+from cybpe.training.parity_merge import _ParityTrainer
+from cybpe.training.trainer import TIE_BREAKS, check_rules, huggingface_byte_order
 
 Veto = Callable[[bytes, bytes], object]
+_INT32_MAX = 2**31 - 1
+_INT64_MAX = 2**63 - 1
 
 
 class ParallelSet:
@@ -44,14 +51,18 @@ class ParallelSet:
     ``texts``: ``{language: text}``, every text with the same number of lines (line ``i`` of each
     translates line ``i`` of the others). The order of the mapping is the order ties between
     languages are broken in. ``global_merges``: the hybrid variant's number of leading ordinary
-    (summed-count) merges; 0 is the classic algorithm.
+    (summed-count) merges; 0 is the classic algorithm. ``window``: the moving-window variant's
+    number of recent parity choices (None: off; the paper uses 100); a language that served more
+    than ``alpha / L`` of them (L languages) is asked only after the others (the paper's
+    ``alpha`` is 2).
 
     Immutable; safe to share between threads.
     """
 
-    __slots__ = ("_texts", "_global_merges")
+    __slots__ = ("_texts", "_global_merges", "_window", "_alpha")
 
-    def __init__(self, texts: Mapping[str, str], *, global_merges: int = 0) -> None:
+    def __init__(self, texts: Mapping[str, str], *, global_merges: int = 0,
+                 window: Optional[int] = None, alpha: float = 2.0) -> None:
         if not isinstance(texts, Mapping):
             raise ParameterTypeError(f"ParallelSet(texts): a mapping language -> text, not {type(texts).__name__}")
         if not texts:
@@ -70,6 +81,7 @@ class ParallelSet:
                     f"{lang!r} has {n})")
         if isinstance(global_merges, bool) or not isinstance(global_merges, int) or global_merges < 0:
             raise InvalidParameterError(f"ParallelSet: global_merges must be an int >= 0, not {describe(global_merges)}")
+        self._window, self._alpha = check_window(window, alpha)
         self._texts = dict(texts)
         self._global_merges = global_merges
 
@@ -88,8 +100,29 @@ class ParallelSet:
         """Leading summed-count merges (the hybrid variant); 0 for the classic algorithm."""
         return self._global_merges
 
+    @property
+    def window(self) -> Optional[int]:
+        """The moving-window variant's number of recent choices; None when it is off."""
+        return self._window
+
+    @property
+    def alpha(self) -> float:
+        """The moving-window variant's share factor: at most ``alpha / L`` of the window each."""
+        return self._alpha
+
     def __repr__(self) -> str:
-        return f"ParallelSet({len(self._texts)} languages, global_merges={self._global_merges})"
+        window = "" if self._window is None else f", window={self._window}, alpha={self._alpha}"
+        return f"ParallelSet({len(self._texts)} languages, global_merges={self._global_merges}{window})"
+
+
+def check_window(window: object, alpha: object) -> tuple[Optional[int], float]:
+    """The moving-window settings, validated: ``(window or None, alpha as a float)``."""
+    if window is not None and (isinstance(window, bool) or not isinstance(window, int)
+                               or not 1 <= window <= _INT32_MAX):
+        raise InvalidParameterError(f"window must be None or an int in [1, 2**31 - 1], not {describe(window)}")
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not math.isfinite(alpha) or alpha <= 0:
+        raise InvalidParameterError(f"alpha must be a finite number > 0, not {describe(alpha)}")
+    return window, float(alpha)
 
 
 @dataclass
@@ -153,10 +186,21 @@ def check_parity_inputs(train: Sequence[Counts], dev: Sequence[Counts], n_new_to
     for chunks, weights in [*train, *dev]:
         if len(chunks) != len(weights):
             raise InvalidParameterError("chunks and weights differ in length")
-        if any(int(w) <= 0 for w in weights):
-            raise InvalidParameterError("every weight must be > 0")
+        if isinstance(weights, np.ndarray):
+            if weights.ndim != 1 or (weights.dtype.kind not in "iu" and len(weights)):
+                raise ParameterTypeError(f"weights must be integers, not an array of {weights.dtype}")
+            if len(weights) and int(weights.min()) <= 0:
+                raise InvalidParameterError("every weight must be > 0")
+            continue
+        for w in weights:
+            if isinstance(w, (bool, np.bool_)) or not isinstance(w, (int, np.integer)):
+                raise ParameterTypeError(f"weights must be integers, not {describe(w)}")
+            if w <= 0:
+                raise InvalidParameterError("every weight must be > 0")
     for name, value in (("n_new_tokens", n_new_tokens), ("min_frequency", min_frequency),
                         ("global_merges", global_merges)):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ParameterTypeError(f"{name} must be an int, not {describe(value)}")
         if value < 0:
             raise InvalidParameterError(f"{name} must be >= 0; got {value}")
 
@@ -176,143 +220,69 @@ def merge_word(word: list[int], left: int, right: int, new_id: int) -> list[int]
 
 
 def train_parity_merges(train: Sequence[Counts], dev: Sequence[Counts], n_new_tokens: int, *,
-                        tie_key: Callable[[int], int], min_frequency: int = 0,
-                        global_merges: int = 0, max_token_length: Optional[int] = None,
-                        veto: Optional[Veto] = None) -> ParityMergeResult:
-    """Learn parity-aware merges (module docstring). ``train[l]``/``dev[l]``: language ``l``'s
-    ``(chunks, weights)``; ``tie_key`` maps a token id to its tie rank (smaller wins)."""
+                        tie_break: str = "ids", min_frequency: int = 0, global_merges: int = 0,
+                        max_token_length: Optional[int] = None, veto: Optional[Veto] = None,
+                        window: Optional[int] = None, alpha: float = 2.0) -> ParityMergeResult:
+    """Learn parity-aware merges (module docstring) with the compiled loop. ``train[l]``/``dev[l]``:
+    language ``l``'s ``(chunks, weights)``; ``tie_break``: ``"ids"`` or ``"huggingface"``, as
+    ``train()``. Same result as ``cybpe.reference.parity.reference_parity_merges`` with
+    ``tie_key=tie_key_for(tie_break)``."""
     check_parity_inputs(train, dev, n_new_tokens, min_frequency, global_merges)
-    n_lang = len(train)
+    if tie_break not in TIE_BREAKS:
+        raise InvalidParameterError(f"tie_break must be 'ids' or 'huggingface', not {describe(tie_break)}")
+    limit = check_rules(max_token_length, veto)
+    window, alpha = check_window(window, alpha)
+    if n_new_tokens > _INT32_MAX - 256:
+        raise InvalidParameterError(f"n_new_tokens must be at most {_INT32_MAX - 256}; got {n_new_tokens}")
+    if min_frequency > _INT64_MAX:
+        raise InvalidParameterError(f"min_frequency must be below 2**63; got {min_frequency}")
+    chunks, csr, dev_len = _unique_chunks(train, dev)
+    byte_order = huggingface_byte_order() if tie_break == "huggingface" else list(range(256))
+    trainer = _ParityTrainer()
+    trainer.load(chunks, *csr, dev_len, byte_order, n_new_tokens, min_frequency,
+                 min(global_merges, _INT64_MAX), limit, veto, window or 0, alpha)
+    trainer.run()
+    merges, new_ids, counts, token_bytes, chosen, lengths, stop = trainer.result()
+    return ParityMergeResult(merges=merges, new_ids=new_ids, counts=counts, token_bytes=token_bytes,
+                             chosen=chosen, dev_lengths_start=dev_len, dev_lengths=lengths,
+                             stop_reason=stop)
+
+
+def _unique_chunks(train: Sequence[Counts], dev: Sequence[Counts]) -> tuple[list[bytes], list, list[int]]:
+    """Every chunk of two or more bytes once, with its training and its dev weights per language as
+    CSR arrays ``(train_start, train_lang, train_weight, dev_start, dev_lang, dev_weight)``, and the
+    dev lengths (in bytes, every chunk counted). Refuses counts that could overflow int64."""
     index: dict[bytes, int] = {}
-    words: list[list[int]] = []
-    train_w: list[list[tuple[int, int]]] = []
-    dev_w: list[list[tuple[int, int]]] = []
-    dev_len = [0] * n_lang
+    add = index.setdefault
+    csr: list = []
+    dev_len: list[int] = []
+    pair_total = 0   # every count the loop keeps is at most this
+    entries = []
     for which, table in ((0, train), (1, dev)):
-        for lang, (chunks, weights) in enumerate(table):
-            for chunk, w in zip(chunks, weights):
-                w = int(w)
-                if which == 1:
-                    dev_len[lang] += w * len(chunk)
-                if len(chunk) < 2:
-                    continue
-                c = index.get(chunk)
-                if c is None:
-                    c = index[chunk] = len(words)
-                    words.append(list(chunk))
-                    train_w.append([])
-                    dev_w.append([])
-                (dev_w if which else train_w)[c].append((lang, w))
-    total_w = [sum(w for _, w in tw) for tw in train_w]
-
-    counts: list[dict[tuple[int, int], int]] = [{} for _ in range(n_lang)]
-    summed: dict[tuple[int, int], int] = {}
-    where: dict[tuple[int, int], set[int]] = {}
-    for c, word in enumerate(words):
-        for pair in zip(word, word[1:]):
-            where.setdefault(pair, set()).add(c)
-            for lang, w in train_w[c]:
-                counts[lang][pair] = counts[lang].get(pair, 0) + w
-            if global_merges and total_w[c]:
-                summed[pair] = summed.get(pair, 0) + total_w[c]
-
-    def key(count: int, pair: tuple[int, int]) -> tuple[int, int, int, int, int]:
-        return (-count, tie_key(pair[0]), tie_key(pair[1]), pair[0], pair[1])
-
-    heaps = [[key(n, p) for p, n in table.items()] for table in counts]
-    summed_heap = [key(n, p) for p, n in summed.items()]
-    for h in (*heaps, summed_heap):
-        heapq.heapify(h)
-
-    result = ParityMergeResult()
-    result.dev_lengths_start = list(dev_len)
-    id_of_bytes = {tok: i for i, tok in enumerate(result.token_bytes)}
-    refused: set[tuple[int, int]] = set()
-
-    def best(heap: list, table: dict[tuple[int, int], int]) -> Optional[tuple[tuple[int, int], int]]:
-        """The top pair of ``heap`` with its count (lazy validation), or None when it is empty."""
-        while heap:
-            top = heap[0]
-            pair = (top[3], top[4])
-            live = table.get(pair, 0)
-            if live <= 0 or pair in refused:
-                heapq.heappop(heap)
-            elif live != -top[0]:
-                heapq.heapreplace(heap, key(live, pair))
-            elif not result.allowed(pair, max_token_length, veto):
-                refused.add(pair)
-                heapq.heappop(heap)
+        ids: list[int] = []
+        langs: list[int] = []
+        weights: list[int] = []
+        for lang, (lang_chunks, lang_weights) in enumerate(table):
+            w = lang_weights.tolist() if isinstance(lang_weights, np.ndarray) else [int(x) for x in lang_weights]
+            if not all(isinstance(chunk, bytes) for chunk in lang_chunks):
+                bad = next(chunk for chunk in lang_chunks if not isinstance(chunk, bytes))
+                raise ParameterTypeError(f"chunks must be bytes, not {type(bad).__name__}")
+            lengths = [len(chunk) for chunk in lang_chunks]
+            if which:
+                dev_len.append(sum(map(operator.mul, w, lengths)))
             else:
-                return pair, live
-        return None
-
-    created = 0
-    while created < n_new_tokens:
-        in_global = len(result.merges) < global_merges
-        if in_global:
-            found, lang = best(summed_heap, summed), -1
-        else:
-            found, lang = None, -1
-            for cand in sorted(range(n_lang), key=lambda l: (-dev_len[l], l)):
-                found = best(heaps[cand], counts[cand])
-                if found is not None:
-                    lang = cand
-                    break
-        if found is None:
-            result.stop_reason = "no_pairs"
-            break
-        pair, live = found
-        if live < min_frequency:
-            result.stop_reason = "min_frequency"
-            break
-        left, right = pair
-        if result.record(pair, live, lang, id_of_bytes):
-            created += 1
-        new_id = result.new_ids[-1]
-        track_summed = len(result.merges) < global_merges  # the next merge is global too
-        touched: set[tuple[int, int]] = set()
-        for c in where.pop(pair, ()):
-            word = words[c]
-            new = merge_word(word, left, right, new_id)
-            if len(new) == len(word):
-                continue  # a stale index entry
-            delta: dict[tuple[int, int], int] = {}
-            for p in zip(word, word[1:]):
-                delta[p] = delta.get(p, 0) - 1
-            for p in zip(new, new[1:]):
-                delta[p] = delta.get(p, 0) + 1
-            for p, d in delta.items():
-                if d == 0:
-                    continue
-                if d > 0:
-                    where.setdefault(p, set()).add(c)
-                    touched.add(p)
-                for lang_w, w in train_w[c]:
-                    table = counts[lang_w]
-                    n = table.get(p, 0) + d * w
-                    if n:
-                        table[p] = n
-                    else:
-                        del table[p]
-                if track_summed and total_w[c]:
-                    n = summed.get(p, 0) + d * total_w[c]
-                    if n:
-                        summed[p] = n
-                    else:
-                        summed.pop(p, None)
-            shrink = len(word) - len(new)
-            for lang_d, w in dev_w[c]:
-                dev_len[lang_d] -= w * shrink
-            words[c] = new
-        for p in touched:
-            for l in range(n_lang):
-                n = counts[l].get(p, 0)
-                if n > 0:
-                    heapq.heappush(heaps[l], key(n, p))
-            if track_summed and summed.get(p, 0) > 0:
-                heapq.heappush(summed_heap, key(summed[p], p))
-        if not track_summed:
-            summed.clear()
-            summed_heap.clear()
-    result.dev_lengths = list(dev_len)
-    return result
+                pair_total += sum(map(operator.mul, w, [max(n - 1, 0) for n in lengths]))
+            keep = [k for k, n in enumerate(lengths) if n >= 2]
+            ids += [add(lang_chunks[k], len(index)) for k in keep]
+            langs += [lang] * len(keep)
+            weights += [w[k] for k in keep]
+        entries.append((ids, langs, weights))
+    if pair_total > _INT64_MAX or any(n > _INT64_MAX for n in dev_len):
+        raise TrainingError("pair counts or dev lengths would overflow int64; use smaller weights")
+    for ids, langs, weights in entries:
+        chunk_of = np.array(ids, dtype=np.int64)
+        order = np.argsort(chunk_of, kind="stable")   # group the entries by chunk
+        start = np.zeros(len(index) + 1, dtype=np.int64)
+        start[1:] = np.cumsum(np.bincount(chunk_of, minlength=len(index)))
+        csr += [start, np.array(langs, dtype=np.int32)[order], np.array(weights, dtype=np.int64)[order]]
+    return list(index), csr, dev_len

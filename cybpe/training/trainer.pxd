@@ -8,6 +8,16 @@
 # * TokenStore: the bytes of every token, with a bytes -> id index.
 #
 # Helpers that can fail (malloc) return ERR_NOMEM (or -1 where they return an index or id).
+#
+# Used by the merge trainer (trainer.pyx) and the parity-aware merge loop (parity_merge.pyx):
+#
+#     from cybpe.training.trainer cimport TokenStore, tokens_init, tokens_concat, token_as_bytes
+#     if tokens_init(&ts, byte_of_id) != 0: raise MemoryError
+#     merged = tokens_concat(&ts, left, right, &is_new)     # the id of bytes(left) + bytes(right)
+#
+# Thread safety: structs and inline functions only; a structure belongs to one training run, which
+# one thread drives at a time.
+from cpython.bytes cimport PyBytes_FromStringAndSize
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t, uintptr_t
 from libc.stdlib cimport malloc, realloc, free
 from libc.string cimport memcpy, memcmp
@@ -444,3 +454,45 @@ cdef inline int32_t tokens_concat(TokenStore* ts, int32_t left, int32_t right,
     memcpy(tail, ts.data + ts.offset[left], n_left)
     memcpy(tail + n_left, ts.data + ts.offset[right], n_right)
     return tokens_intern_tail(ts, n_left + n_right, is_new)
+
+
+cdef inline int tokens_init(TokenStore* ts, const uint8_t* byte_of_id) noexcept nogil:
+    """The 256 single-byte tokens (internal id ``r`` is the byte ``byte_of_id[r]``) and the index.
+    ERR_NOMEM when out of memory (what was allocated stays in ``ts``, for its owner to free)."""
+    cdef int r
+    ts.data_cap = 4096
+    ts.data = <uint8_t*>malloc(ts.data_cap)
+    ts.cap = 1024
+    ts.offset = <int64_t*>malloc(ts.cap * sizeof(int64_t))
+    ts.length = <int32_t*>malloc(ts.cap * sizeof(int32_t))
+    if ts.data == NULL or ts.offset == NULL or ts.length == NULL:
+        return ERR_NOMEM
+    for r in range(256):
+        ts.data[r] = byte_of_id[r]
+        ts.offset[r] = r
+        ts.length[r] = 1
+    ts.data_len = 256
+    ts.n = 256
+    return tokens_rebuild_index(ts, 1024)
+
+
+cdef inline bint tokens_pair_too_long(const TokenStore* ts, int32_t left, int32_t right,
+                                      int32_t max_token_length) noexcept nogil:
+    """HF ``max_token_length``: a pair is a candidate only while its bytes are fewer than the
+    limit, except a pair of two single bytes (HF counts those before the first merge)."""
+    cdef int64_t n = <int64_t>ts.length[left] + ts.length[right]
+    return n >= max_token_length and n > 2
+
+
+cdef inline bytes token_as_bytes(const TokenStore* ts, int32_t token):
+    """Token ``token``'s bytes as a Python ``bytes`` (needs the GIL)."""
+    return PyBytes_FromStringAndSize(<const char*>(ts.data + ts.offset[token]), ts.length[token])
+
+
+cdef inline list tokens_as_list(const TokenStore* ts):
+    """Every token's bytes by external id: the 256 bytes in byte order, then the new tokens."""
+    cdef int32_t token
+    cdef list out = [bytes([b]) for b in range(256)]
+    for token in range(256, ts.n):
+        out.append(token_as_bytes(ts, token))
+    return out

@@ -43,7 +43,7 @@ VM (shared with other jobs, so figures move by +-5% between runs).
 
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t, INT32_MAX, INT64_MAX
 from libc.stdlib cimport malloc, calloc, free, qsort
-from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE, PyBytes_FromStringAndSize
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
 
 from cybpe._c.cpu cimport prefetch_write
 from cybpe._c.types cimport token_t, count_t, node_t
@@ -247,11 +247,7 @@ cdef int log_merge(Trainer* t, token_t left, token_t right, token_t merged_id,
 
 
 cdef inline bint pair_too_long(const Trainer* t, token_t left, token_t right) noexcept nogil:
-    """HF ``max_token_length``: a pair is a candidate only while its bytes are fewer than the
-    limit, except a pair of two single bytes (HF counts those before the first merge)."""
-    cdef int64_t n_left = t.tokens.length[left]
-    cdef int64_t n_right = t.tokens.length[right]
-    return n_left + n_right >= t.max_token_length and n_left + n_right > 2
+    return tokens_pair_too_long(&t.tokens, left, right, t.max_token_length)
 
 
 cdef int ask_veto(Trainer* t, token_t left, token_t right) noexcept with gil:
@@ -259,12 +255,8 @@ cdef int ask_veto(Trainer* t, token_t left, token_t right) noexcept with gil:
     ERR_CALLBACK if it raised (the exception waits in ``veto_error``)."""
     cdef _MergeTrainer owner = <_MergeTrainer>t.veto_owner
     cdef const TokenStore* ts = &t.tokens
-    left_bytes = PyBytes_FromStringAndSize(<const char*>(ts.data + ts.offset[left]),
-                                           ts.length[left])
-    right_bytes = PyBytes_FromStringAndSize(<const char*>(ts.data + ts.offset[right]),
-                                            ts.length[right])
     try:
-        return 1 if owner.veto(left_bytes, right_bytes) else 0
+        return 1 if owner.veto(token_as_bytes(ts, left), token_as_bytes(ts, right)) else 0
     except BaseException as exc:
         owner.veto_error = exc
         return ERR_CALLBACK
@@ -676,23 +668,13 @@ cdef class _MergeTrainer:
 
     cdef _init_tokens(self, list seed_tokens):
         cdef TokenStore* ts = &self.t.tokens
+        cdef uint8_t byte_of_id[256]
         cdef int r
         cdef bint is_new = False
         cdef bytes seed
-        ts.data_cap = 4096
-        ts.data = <uint8_t*>malloc(ts.data_cap)
-        ts.cap = 1024
-        ts.offset = <int64_t*>malloc(ts.cap * sizeof(int64_t))
-        ts.length = <int32_t*>malloc(ts.cap * sizeof(int32_t))
-        if ts.data == NULL or ts.offset == NULL or ts.length == NULL:
-            raise MemoryError("out of memory while training BPE merges")
         for r in range(256):
-            ts.data[r] = <uint8_t>(<int>self.byte_of_id[r])
-            ts.offset[r] = r
-            ts.length[r] = 1
-        ts.data_len = 256
-        ts.n = 256
-        self._check(tokens_rebuild_index(ts, 1024))
+            byte_of_id[r] = <uint8_t>(<int>self.byte_of_id[r])
+        self._check(tokens_init(ts, byte_of_id))
         for seed in seed_tokens:
             if tokens_add(ts, <const uint8_t*>PyBytes_AS_STRING(seed), len(seed), &is_new) < 0:
                 raise MemoryError("out of memory while training BPE merges")
@@ -800,7 +782,6 @@ cdef class _MergeTrainer:
         cdef list byte_of_id = self.byte_of_id
         cdef TokenStore* ts = &self.t.tokens
         cdef int64_t k
-        cdef int32_t tok
 
         def external(int32_t token):
             return byte_of_id[token] if token < 256 else token
@@ -811,11 +792,7 @@ cdef class _MergeTrainer:
         counts = [self.t.log_count[k] for k in range(self.t.n_log)]
         if self.forced_counts is not None:
             counts[:len(self.forced_counts)] = self.forced_counts
-        token_bytes = [bytes([b]) for b in range(256)]
-        for tok in range(256, ts.n):
-            token_bytes.append(PyBytes_FromStringAndSize(
-                <const char*>(ts.data + ts.offset[tok]), ts.length[tok]))
-        return MergeResult(merges, new_ids, counts, token_bytes, _STOP_NAMES[self.t.stop])
+        return MergeResult(merges, new_ids, counts, tokens_as_list(ts), _STOP_NAMES[self.t.stop])
 
 
 def train_merges(chunks, weights, n_new_tokens, *, min_frequency=0, tie_break="ids",

@@ -1102,6 +1102,21 @@ cdef class ChunkCounter:
         finally:
             self._end_write()
 
+    def with_arrays(self, fn):
+        """``fn(arena, offsets, counts)`` with read-only views of the table's own arrays
+        (uint8 chunk bytes; int64 offsets, ``len + 1`` of them; int64 counts), without copying
+        them, and its result. The views are valid only during the call; the counter cannot
+        change meanwhile (a writer gets ConcurrentUseError)."""
+        cdef int64_t n
+        self._begin_write()  # no writer may move the arrays while fn reads them
+        try:
+            n = self.table.size
+            return fn(block(self, self.table.arena, self.table.arena_used, False),
+                      block(self, self.table.offsets, (n + 1) * 8, False).cast("q"),
+                      block(self, self.table.counts, n * 8, False).cast("q"))
+        finally:
+            self._end_write()
+
     def __reduce_ex__(self, protocol):
         """Pickles as three flat arrays (a snapshot); with protocol 5 they are out-of-band
         PickleBuffers, which Dask and multiprocessing send as frames without another copy."""

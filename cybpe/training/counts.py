@@ -14,7 +14,7 @@ import os
 import threading
 from collections import Counter
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping, Optional, Sequence, Union
+from typing import Any, Callable, Iterable, Iterator, Mapping, Optional, Sequence, Union
 
 from cybpe.io.atomic import atomic_write_text, atomic_writer, checked_path, read_json
 from cybpe.training.chunk_counter import ChunkCounter
@@ -319,6 +319,14 @@ class ChunkCounts:
         """``(chunks, counts)`` sorted by bytes: a list of bytes and an int64 numpy array (for training)."""
         with self._state:
             return self._table.sorted_arrays()
+
+    def with_arrays(self, fn: Callable[[memoryview, memoryview, memoryview], Any]) -> Any:
+        """``fn(arena, offsets, counts)`` over the counts' own arrays (chunk ``i`` is
+        ``arena[offsets[i]:offsets[i + 1]]``, counted ``counts[i]`` times; first-seen order),
+        read-only and without copies, valid during the call; its result. Updates from other
+        threads wait meanwhile. Training reads the chunks this way (no ``bytes`` per chunk)."""
+        with self._state:
+            return self._table.with_arrays(fn)
 
     def most_common(self, n: Optional[int] = None) -> list[tuple[bytes, int]]:
         """The ``n`` most frequent chunks (all when None), ties in first-counted order."""

@@ -19,8 +19,8 @@ VM (shared with other jobs, so figures move by +-5% between runs).
 * Occurrence lists live in one arena of power-of-two blocks with per-class free lists
   (``OccPool``) and pair slots are 32 bytes, 64-byte aligned. With malloc'ed lists in 40-byte
   slots the loop took 1.11 s and malloc/free were 13% of the profile; after the change 0.93 s.
-* Pair slots stay put inside a step: the table is grown for the worst case (2 new pairs per site)
-  before the step and zero-count pairs are deleted after it. A pair whose count reaches 0 has no
+* Pair slots stay put inside a step: the table is grown for the worst case before the step and
+  zero-count pairs are deleted after it. A pair whose count reaches 0 has no
   valid occurrence left, so its block is released at once (memory stays O(live occurrences)).
 * Stale occurrences are validated on use, never removed eagerly: a node's (sym, next sym) pair
   never takes the same value twice, so a stale entry cannot come back to life (23% of the entries
@@ -36,6 +36,17 @@ VM (shared with other jobs, so figures move by +-5% between runs).
 * Initial byte-pair statistics: a dense 256x256 counting sort, two linear passes, sorted lists.
 * ``tie_break="huggingface"`` costs nothing in the loop: byte ids are renamed into HF order on
   input and back on output, so the heap always orders by the plain (left, right) pair.
+* Pair table sized from the distinct pairs: the worst case of a step is not 2 new pairs per site
+  but 2 per token id (every new pair holds the merged id next to one of ``tokens.n`` ids), and
+  ``risen`` / ``emptied`` grow on demand. Before, 10 M distinct 6-letter words (the scale
+  benchmark's corpus) made the first merge (`` a``, a site in every chunk) reserve 20 M pairs:
+  2**26 slots of 32 bytes (2 GiB, every slot written) plus 320 MB of step arrays.
+* Flat input: ``train_merges_arrays`` reads a ChunkCounter's arena, offsets and counts in place,
+  where ``train_merges`` needs a ``bytes`` object per chunk (about 48 bytes each plus the list and
+  the sort's scratch: some 0.9 GB for 10 M chunks). Chunk order changes no merge (counts are sums,
+  ties go by pair ids, and merges apply left to right inside each chunk).
+  Both together, loading the 10 M-chunk counts file and training 1,024 tokens
+  (``bench/test_bench_scale.py``, ``load+train``): peak RSS 4,613 -> 1,917 MiB, 50.6 s -> 6.1 s.
 * Transparent huge pages (madvise) were tried against the TLB misses, but this VM grants none, so
   there is no measurement and no code for them. The GIL is released for the loop and taken back
   only to call ``progress`` every ``PROGRESS_EVERY`` merges.
@@ -124,6 +135,9 @@ cdef inline int count_down(Trainer* t, uint64_t key, count_t w,
     if slot.count == 0 and slot != merging:
         # no valid occurrence is left: drop the list now, the slot after the step
         occ_drop(&t.pool, slot)
+        if t.n_emptied == t.emptied_cap and grow_array(<void**>&t.emptied, &t.emptied_cap,
+                                                       t.n_emptied + 1, sizeof(uint64_t)) != 0:
+            return ERR_NOMEM
         t.emptied[t.n_emptied] = key
         t.n_emptied += 1
     return 0
@@ -135,6 +149,9 @@ cdef inline int count_up(Trainer* t, uint64_t key, count_t w, node_t left_node) 
     slot.count += w
     if slot.rise_step != t.step:
         slot.rise_step = t.step
+        if t.n_risen == t.risen_cap and grow_array(<void**>&t.risen, &t.risen_cap,
+                                                   t.n_risen + 1, sizeof(int64_t)) != 0:
+            return ERR_NOMEM
         t.risen[t.n_risen] = s
         t.n_risen += 1
     return occ_append(&t.pool, slot, left_node)
@@ -155,12 +172,11 @@ cdef int apply_merge(Trainer* t, uint64_t key, token_t merged_id) noexcept nogil
     if s < 0:
         return ERR_INTERNAL
     n_sites = t.pairs.slots[s].occ_len
-    # room for the worst case, so that no slot moves while the loop holds pointers and indices
-    if pairs_reserve(&t.pairs, 2 * n_sites) != 0:
-        return ERR_NOMEM
-    if grow_array(<void**>&t.risen, &t.risen_cap, 2 * n_sites, sizeof(int64_t)) != 0:
-        return ERR_NOMEM
-    if grow_array(<void**>&t.emptied, &t.emptied_cap, 2 * n_sites, sizeof(uint64_t)) != 0:
+    # Room for the worst case, so that no slot moves while the loop holds pointers and indices.
+    # Every pair the step adds holds merged_id, (x, merged_id) or (merged_id, y) with x and y
+    # among the tokens.n ids: at most 2 * tokens.n new pairs, whatever n_sites (performance
+    # notes: "Pair table sized from the distinct pairs"). ``risen`` and ``emptied`` grow on demand.
+    if pairs_reserve(&t.pairs, min(2 * n_sites, 2 * <int64_t>t.tokens.n)) != 0:
         return ERR_NOMEM
     s = pairs_find(&t.pairs, key)
     merging = &t.pairs.slots[s]
@@ -191,10 +207,14 @@ cdef int apply_merge(Trainer* t, uint64_t key, token_t merged_id) noexcept nogil
         p = nodes[i].prev
         k = nodes[j].next
         merging.count -= w
-        if p >= 0 and count_down(t, pair_key(nodes[p].sym, a), w, merging) != 0:
-            return ERR_INTERNAL
-        if k >= 0 and count_down(t, pair_key(b, nodes[k].sym), w, merging) != 0:
-            return ERR_INTERNAL
+        if p >= 0:
+            rc = count_down(t, pair_key(nodes[p].sym, a), w, merging)
+            if rc != 0:
+                return rc
+        if k >= 0:
+            rc = count_down(t, pair_key(b, nodes[k].sym), w, merging)
+            if rc != 0:
+                return rc
         nodes[i].sym = merged_id
         nodes[i].next = k
         nodes[j].sym = -1
@@ -493,12 +513,37 @@ cdef int count_initial_token_pairs(Trainer* t) noexcept nogil:
     return 0
 
 
+cdef void fill_chunk_nodes(Node* nodes, const uint8_t* text, int64_t n, int64_t base,
+                           int32_t chunk, const int32_t* id_of_byte) noexcept nogil:
+    """One node per byte of a chunk of ``n`` >= 2 bytes whose first node is ``base``."""
+    cdef int64_t m
+    for m in range(n):
+        nodes[m].sym = id_of_byte[text[m]]
+        nodes[m].prev = <node_t>(base + m - 1) if m > 0 else -1
+        nodes[m].next = <node_t>(base + m + 1) if m + 1 < n else -1
+        nodes[m].chunk = chunk
+
+
 # ---------------------------------------------------------------------------------------------
 # Python side
 # ---------------------------------------------------------------------------------------------
 
 # Nodes are int32 with -1 as "none"; keep one spare value.
 MAX_NODES = INT32_MAX - 1
+
+
+cdef int64_t _checked_sizes(int64_t total, int64_t windows, int64_t weight,
+                            int64_t n) except? -1:
+    """``windows`` plus a chunk of ``n`` >= 2 bytes counted ``weight`` times (its pair windows),
+    after checking that ``total`` bytes fit the node ids and that pair counts fit int64."""
+    if total > MAX_NODES:
+        raise TrainingError(
+            f"the unique chunks hold more than {MAX_NODES} bytes in total, the most one "
+            f"training run can index (int32 node ids); train on a sample or on fewer, "
+            f"more frequent chunks")
+    if weight > (INT64_MAX - windows) // (n - 1):
+        raise TrainingError("pair counts would overflow int64; use smaller weights")
+    return windows + weight * (n - 1)
 
 _STOP_NAMES = {STOP_VOCAB: "vocab_size", STOP_MIN_FREQUENCY: "min_frequency",
                STOP_NO_PAIRS: "no_pairs"}
@@ -614,9 +659,7 @@ cdef class _MergeTrainer:
         cdef int64_t total = 0, windows = 0, base = 0, m, n
         cdef int64_t ci = 0
         cdef Py_ssize_t idx
-        cdef const uint8_t* text
-        cdef Node* node
-        cdef int r, rc
+        cdef int r
         cdef object chunk
         if self.t.nodes != NULL:
             raise RuntimeError("a _MergeTrainer loads its chunks once")
@@ -633,40 +676,81 @@ cdef class _MergeTrainer:
                 continue
             total += n
             ci += 1
-            if total > MAX_NODES:
-                raise TrainingError(
-                    f"the unique chunks hold more than {MAX_NODES} bytes in total, the most one "
-                    f"training run can index (int32 node ids); train on a sample or on fewer, "
-                    f"more frequent chunks")
-            if weights[idx] > (INT64_MAX - windows) // (n - 1):
-                raise TrainingError("pair counts would overflow int64; use smaller weights")
-            windows += weights[idx] * (n - 1)
-        self.t.n_nodes = total
-        self.t.nodes = <Node*>malloc(max(total, 1) * sizeof(Node))
-        self.t.weight = <count_t*>malloc(max(ci, 1) * sizeof(count_t))
-        if self.t.nodes == NULL or self.t.weight == NULL:
-            raise MemoryError("out of memory while loading training chunks")
+            windows = _checked_sizes(total, windows, weights[idx], n)
+        self._allocate(total, ci)
         ci = 0
         for idx in range(len(chunks)):
             chunk = chunks[idx]
             n = PyBytes_GET_SIZE(chunk)
             if n < 2:
                 continue
-            text = <const uint8_t*>PyBytes_AS_STRING(chunk)
             self.t.weight[ci] = weights[idx]
-            for m in range(n):
-                node = &self.t.nodes[base + m]
-                node.sym = id_of_byte[text[m]]
-                node.prev = <node_t>(base + m - 1) if m > 0 else -1
-                node.next = <node_t>(base + m + 1) if m + 1 < n else -1
-                node.chunk = <int32_t>ci
+            fill_chunk_nodes(self.t.nodes + base, <const uint8_t*>PyBytes_AS_STRING(chunk), n,
+                             base, <int32_t>ci, id_of_byte)
             base += n
             ci += 1
+        self._finish_load(seed_tokens, max_token_length, veto, forced_merges or [], n_target,
+                          min_frequency)
+
+    def load_arrays(self, const uint8_t[::1] arena, const int64_t[::1] offsets,
+                    const int64_t[::1] weights, list byte_order, Py_ssize_t n_target,
+                    count_t min_frequency, int32_t max_token_length=0, veto=None):
+        """``load`` from flat arrays, read in place: chunk ``c`` is
+        ``arena[offsets[c]:offsets[c + 1]]``, counted ``weights[c]`` (> 0) times."""
+        cdef int32_t id_of_byte[256]
+        cdef Py_ssize_t n_chunks = weights.shape[0], c
+        cdef int64_t total = 0, windows = 0, base = 0, ci = 0, n
+        cdef int r
+        if self.t.nodes != NULL:
+            raise RuntimeError("a _MergeTrainer loads its chunks once")
+        if (offsets.shape[0] != n_chunks + 1 or offsets[0] != 0
+                or offsets[n_chunks] > arena.shape[0]):
+            raise InvalidParameterError(
+                "offsets must hold one more entry than weights, from 0 to at most len(arena)")
+        self.byte_of_id = byte_order
+        for r in range(256):
+            id_of_byte[<int>byte_order[r]] = r
+        for c in range(n_chunks):
+            n = offsets[c + 1] - offsets[c]
+            if n < 0:
+                raise InvalidParameterError("offsets must not decrease")
+            if weights[c] <= 0:
+                raise InvalidParameterError("every weight must be > 0")
+            if n < 2:
+                continue
+            total += n
+            ci += 1
+            windows = _checked_sizes(total, windows, weights[c], n)
+        self._allocate(total, ci)
+        ci = 0
+        with nogil:
+            for c in range(n_chunks):
+                n = offsets[c + 1] - offsets[c]
+                if n < 2:
+                    continue
+                self.t.weight[ci] = weights[c]
+                fill_chunk_nodes(self.t.nodes + base, &arena[offsets[c]], n, base, <int32_t>ci,
+                                 id_of_byte)
+                base += n
+                ci += 1
+        self._finish_load([], max_token_length, veto, [], n_target, min_frequency)
+
+    cdef _allocate(self, int64_t n_nodes, int64_t n_chunks):
+        self.t.n_nodes = n_nodes
+        self.t.nodes = <Node*>malloc(max(n_nodes, 1) * sizeof(Node))
+        self.t.weight = <count_t*>malloc(max(n_chunks, 1) * sizeof(count_t))
+        if self.t.nodes == NULL or self.t.weight == NULL:
+            raise MemoryError("out of memory while loading training chunks")
+
+    cdef _finish_load(self, list seed_tokens, int32_t max_token_length, veto,
+                      list forced_merges, Py_ssize_t n_target, count_t min_frequency):
+        """After the nodes: tokens, rules, forced merges, then the byte-pair counts and heap."""
+        cdef int rc
         self._init_tokens(seed_tokens)
         self.t.max_token_length = max_token_length
         self.veto = veto
         self.t.veto_owner = <void*>self if veto is not None else NULL
-        self._init_forced(forced_merges or [])
+        self._init_forced(forced_merges)
         pool_init(&self.t.pool)
         self.t.n_target = <int32_t>n_target
         self.t.min_frequency = min_frequency
@@ -935,22 +1019,46 @@ def _segment(chunk_list, weight_array, seeds, forced, byte_order):
             np.ascontiguousarray(weight_array[np.array(keep, dtype=np.int64)], dtype=np.int64))
 
 
-def _train(chunks, weights, n_new_tokens, min_frequency, tie_break, progress, seed_tokens,
-           max_token_length=None, veto=None, forced_merges=(), forced_counts=None,
-           replay="encode"):
+def _checked_run(n_new_tokens, min_frequency, tie_break, progress, Py_ssize_t n_seeds):
+    """``n_new_tokens`` and ``min_frequency`` as ints, after checking every run parameter."""
     if tie_break not in TIE_BREAKS:
         raise InvalidParameterError(
             f"tie_break must be one of {', '.join(repr(t) for t in TIE_BREAKS)}; got {tie_break!r}")
     n_new_tokens = _as_int(n_new_tokens, "n_new_tokens")
     min_frequency = _as_int(min_frequency, "min_frequency")
-    seeds = list(seed_tokens)
-    if not 0 <= n_new_tokens <= INT32_MAX - 256 - len(seeds):
-        raise InvalidParameterError(f"n_new_tokens must be in [0, {INT32_MAX - 256 - len(seeds)}]; "
+    if not 0 <= n_new_tokens <= INT32_MAX - 256 - n_seeds:
+        raise InvalidParameterError(f"n_new_tokens must be in [0, {INT32_MAX - 256 - n_seeds}]; "
                                     f"got {n_new_tokens}")
     if not 0 <= min_frequency <= INT64_MAX:
         raise InvalidParameterError(f"min_frequency must be in [0, 2**63 - 1]; got {min_frequency}")
     if progress is not None and not callable(progress):
         raise InvalidParameterError("progress must be callable or None")
+    return n_new_tokens, min_frequency
+
+
+def train_merges_arrays(arena, offsets, weights, n_new_tokens, *, min_frequency=0,
+                        tie_break="ids", progress=None, max_token_length=None, veto=None):
+    """:func:`train_merges` from flat arrays, as a :class:`ChunkCounter` holds them: chunk ``c``
+    is ``arena[offsets[c]:offsets[c + 1]]`` (uint8 bytes; int64 offsets, one more than chunks,
+    from 0) with the int64 count ``weights[c]`` (> 0). The same merges as ``train_merges`` on
+    those chunks in any order, without a ``bytes`` object per chunk (performance notes: "Flat
+    input"). No seed tokens or forced merges here."""
+    n_new_tokens, min_frequency = _checked_run(n_new_tokens, min_frequency, tie_break, progress, 0)
+    limit = check_rules(max_token_length, veto)
+    byte_order = huggingface_byte_order() if tie_break == "huggingface" else list(range(256))
+    trainer = _MergeTrainer()
+    trainer.load_arrays(arena, offsets, weights, byte_order, n_new_tokens, min_frequency, limit,
+                        veto)
+    trainer.run(progress)
+    return trainer.result()
+
+
+def _train(chunks, weights, n_new_tokens, min_frequency, tie_break, progress, seed_tokens,
+           max_token_length=None, veto=None, forced_merges=(), forced_counts=None,
+           replay="encode"):
+    seeds = list(seed_tokens)
+    n_new_tokens, min_frequency = _checked_run(n_new_tokens, min_frequency, tie_break, progress,
+                                               len(seeds))
     if any(not isinstance(seed, bytes) or len(seed) < 2 for seed in seeds):
         raise InvalidParameterError("seed tokens must be bytes of length >= 2")
     limit = check_rules(max_token_length, veto)

@@ -29,6 +29,8 @@ class ChunkCounter:
     def add_texts_matched(self, texts: list[str], matcher: BaseScanner) -> None: ...
     def add_utf8(self, data: _BytesLike, kind: _Kind = None) -> None:
         """Count the pieces of UTF-8 bytes; invalid bytes never fault."""
+    def add_pieces(self, data: _BytesLike, ends: npt.NDArray[np.int64], lo: int, hi: int) -> None:
+        """Count pieces lo..hi-1 of UTF-8 ``data`` cut at ``ends`` (split_utf8's piece ends)."""
     def add_counts(
         self, counts: Union[Mapping[_Chunk, int], Iterable[tuple[_Chunk, int]]]
     ) -> None:

@@ -836,6 +836,39 @@ cdef class ChunkCounter:
         if buf.shape[0]:
             self._count(&buf[0], buf.shape[0], kind, None)
 
+    def add_pieces(self, data, const int64_t[::1] ends, Py_ssize_t lo, Py_ssize_t hi) -> None:
+        """Count pieces ``lo`` to ``hi - 1`` of UTF-8 ``data`` as cut by ``ends`` (int64 piece
+        end offsets, as ``scanner.split_utf8(data)`` gives them): piece ``i`` is
+        ``data[ends[i - 1]:ends[i]]`` (from 0 for ``i = 0``). Counting a text's pieces in
+        slices lets a memory cap be checked between slices without cutting the text."""
+        cdef const uint8_t[::1] buf = data
+        cdef Py_ssize_t i
+        cdef int64_t start, n = buf.shape[0]
+        cdef int rc = 0
+        if not 0 <= lo <= hi <= ends.shape[0]:
+            raise InvalidParameterError(f"pieces {lo}..{hi} are not within the {ends.shape[0]} ends")
+        if lo == hi:
+            return
+        start = ends[lo - 1] if lo > 0 else 0
+        for i in range(lo, hi):  # validate first: nothing is counted from bad ends
+            if not start <= ends[i] <= n:
+                raise InvalidParameterError("piece ends must not decrease nor pass the data's end")
+            start = ends[i]
+        start = ends[lo - 1] if lo > 0 else 0
+        self._begin_write()
+        try:
+            self._indexed()
+            with nogil:
+                for i in range(lo, hi):
+                    if ends[i] > start:
+                        rc = table_add(&self.table, &buf[0] + start, ends[i] - start, 1)
+                        if rc != 0:
+                            break
+                    start = ends[i]
+        finally:
+            self._end_write()
+        raise_for(rc)
+
     def add_counts(self, counts) -> None:
         """Add ``{chunk: count}`` or ``(chunk, count)`` pairs: a chunk is bytes, or str (stored
         as UTF-8); a count is an integer >= 0. Everything is checked before anything is added

@@ -1,6 +1,7 @@
 # Data structures of the BPE merge trainer (``_trainer.pyx``), with their nogil helpers.
 #
-# * Node: one per byte of every unique chunk, linked into the chunk's current token sequence.
+# * Node: one per byte of every unique chunk, linked into the chunk's current token sequence
+#   (for modules that cimport it; trainer.pyx itself keeps 8-byte unlinked ByteNodes, see its notes).
 # * PairTable: open-addressing hash (linear probing, backward-shift deletion) from the pair key
 #   ``left << 32 | right`` to its int64 count and its occurrence block.
 # * OccPool: the occurrence lists (left-node ids), in power-of-two blocks of one growable arena.

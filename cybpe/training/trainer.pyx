@@ -656,10 +656,12 @@ cdef class _MergeTrainer:
     cdef object veto          # None, or veto(left_bytes, right_bytes) -> true to refuse
     cdef object veto_error    # what the veto raised, re-raised by _check
     cdef public list forced_counts  # reported for the forced merges instead of the live counts
+    cdef object weight_owner  # the caller's weights when ``t.weight`` points into them (not freed)
 
     def __dealloc__(self):
         free(self.t.nodes)
-        free(self.t.weight)
+        if self.weight_owner is None:
+            free(self.t.weight)
         free(self.t.pairs.slots_raw)
         free(self.t.pool.base)
         free(self.t.heap.data)
@@ -732,11 +734,13 @@ cdef class _MergeTrainer:
                     const int64_t[::1] weights, list byte_order, Py_ssize_t n_target,
                     count_t min_frequency, int32_t max_token_length=0, veto=None):
         """``load`` from flat arrays, read in place: chunk ``c`` is
-        ``arena[offsets[c]:offsets[c + 1]]``, counted ``weights[c]`` (> 0) times."""
+        ``arena[offsets[c]:offsets[c + 1]]``, counted ``weights[c]`` (> 0) times. The trainer
+        reads ``weights`` itself (no copy), so it must stay unchanged while the trainer lives."""
         cdef int32_t id_of_byte[256]
         cdef Py_ssize_t n_chunks = weights.shape[0], c
         cdef int64_t total = 0, windows = 0, base = 0, ci = 0, n
         cdef int r
+        cdef bint borrow = 0 < n_chunks <= INT32_MAX   # chunk ids index the weights directly
         if self.t.nodes != NULL:
             raise RuntimeError("a _MergeTrainer loads its chunks once")
         if (offsets.shape[0] != n_chunks + 1 or offsets[0] != 0
@@ -757,24 +761,29 @@ cdef class _MergeTrainer:
             total += n
             ci += 1
             windows = _checked_sizes(total, windows, weights[c], n)
-        self._allocate(total, ci)
+        if borrow:
+            self.weight_owner = weights
+            self.t.weight = <count_t*>&weights[0]
+        self._allocate(total, ci, not borrow)
         ci = 0
         with nogil:
             for c in range(n_chunks):
                 n = offsets[c + 1] - offsets[c]
                 if n < 2:
                     continue
-                self.t.weight[ci] = weights[c]
-                fill_chunk_nodes(self.t.nodes + base, &arena[offsets[c]], n, <int32_t>ci,
-                                 id_of_byte)
+                if not borrow:
+                    self.t.weight[ci] = weights[c]
+                fill_chunk_nodes(self.t.nodes + base, &arena[offsets[c]], n,
+                                 <int32_t>(c if borrow else ci), id_of_byte)
                 base += n
                 ci += 1
         self._finish_load([], max_token_length, veto, [], n_target, min_frequency)
 
-    cdef _allocate(self, int64_t n_nodes, int64_t n_chunks):
+    cdef _allocate(self, int64_t n_nodes, int64_t n_chunks, bint own_weight=True):
         self.t.n_nodes = n_nodes
         self.t.nodes = <ByteNode*>malloc(max(n_nodes, 1) * sizeof(ByteNode))
-        self.t.weight = <count_t*>malloc(max(n_chunks, 1) * sizeof(count_t))
+        if own_weight:
+            self.t.weight = <count_t*>malloc(max(n_chunks, 1) * sizeof(count_t))
         if self.t.nodes == NULL or self.t.weight == NULL:
             raise MemoryError("out of memory while loading training chunks")
 

@@ -17,7 +17,7 @@ from cybpe.formats.merges import canonical_merges
 from cybpe.pretokenize.pretokenizer import PreTokenizer
 from cybpe.training.progress import Progress
 from cybpe._tokenizer import Tokenizer
-from cybpe.training.trainer import train_merges, train_merges_arrays
+from cybpe.training.trainer import train_merges, train_merges_from
 from cybpe.training.parity import ParallelSet
 from cybpe._train_parity import train_parity
 from cybpe.training.prune import RefuseTokens, dead_tokens, final_exposure
@@ -208,11 +208,11 @@ def train(
     merge_started = time.perf_counter()
     with Progress(show, "merging", unit="merges", total=n_new) as bar:
         if base is None and prune_exposure is None:
-            # the counts' own arrays, read in place: no bytes object per chunk (same merges)
-            result = counts.with_arrays(lambda arena, offsets, weights: train_merges_arrays(
-                arena, offsets, weights, n_new, min_frequency=min_frequency, tie_break=tie_break,
-                progress=lambda done, total: bar.update(done), max_token_length=max_token_length,
-                veto=veto))
+            # the counts' own arrays, read in place while loading: no bytes object per chunk
+            result = train_merges_from(counts.with_arrays, n_new, min_frequency=min_frequency,
+                                       tie_break=tie_break,
+                                       progress=lambda done, total: bar.update(done),
+                                       max_token_length=max_token_length, veto=veto)
         else:
             chunks, weights = counts.sorted_arrays()
             result = train_merges(chunks, weights, n_new, min_frequency=min_frequency,

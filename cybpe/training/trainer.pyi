@@ -73,6 +73,16 @@ def train_merges_arrays(
     max_token_length: Optional[int] = None,
     veto: Optional[Veto] = None,
 ) -> MergeResult: ...
+def train_merges_from(
+    with_arrays: Callable[[Callable[[Buffer, Buffer, Buffer], None]], object],
+    n_new_tokens: int,
+    *,
+    min_frequency: int = 0,
+    tie_break: str = "ids",
+    progress: Optional[ProgressCallback] = None,
+    max_token_length: Optional[int] = None,
+    veto: Optional[Veto] = None,
+) -> MergeResult: ...
 def check_rules(max_token_length: Optional[int], veto: Optional[Veto]) -> int: ...
 def check_forced(
     forced_merges: Iterable[Sequence[int]], seeds: Sequence[bytes]
@@ -116,6 +126,7 @@ class _MergeTrainer:
         min_frequency: int,
         max_token_length: int = 0,
         veto: Optional[Veto] = None,
+        borrow_weights: bool = False,
     ) -> None: ...
     def run(self, progress: Optional[ProgressCallback]) -> None: ...
     def stats(self) -> dict[str, int]: ...

@@ -19,8 +19,9 @@ VM (shared with other jobs, so figures move by +-5% between runs).
   1,917 MiB with linked nodes and 1,382 MiB with byte nodes (70 M nodes: 1,068 -> 534 MiB), and
   the merge loop is faster, the nodes being denser: 50 MB of ``mixed-train.txt.xz`` to 32,768
   tokens, CPU best of 3, two alternations: 2.21 / 2.10 s -> 1.75 / 1.57 s, same merges.
-* The loop is bound by cache misses on nodes (131 MB here, when they were 16 bytes) reached through occurrence lists. The
-  loop prefetches the node 16 sites ahead and its chunk weight 8 sites ahead: 1.44 s -> 1.03 s.
+* The loop is bound by cache misses on nodes (131 MB here, when they were 16 bytes) reached
+  through occurrence lists. The loop prefetches the node 16 sites ahead and its chunk weight 8
+  sites ahead: 1.44 s -> 1.03 s.
   Prefetching the four pair slots as well (a 4-stage pipeline) gained nothing, so it is not done.
 * Occurrence lists live in one arena of power-of-two blocks with per-class free lists
   (``OccPool``) and pair slots are 32 bytes, 64-byte aligned. With malloc'ed lists in 40-byte
@@ -50,7 +51,11 @@ VM (shared with other jobs, so figures move by +-5% between runs).
 * Flat input: ``train_merges_arrays`` reads a ChunkCounter's arena, offsets and counts in place,
   where ``train_merges`` needs a ``bytes`` object per chunk (about 48 bytes each plus the list and
   the sort's scratch: some 0.9 GB for 10 M chunks). Chunk order changes no merge (counts are sums,
-  ties go by pair ids, and merges apply left to right inside each chunk).
+  ties go by pair ids, and merges apply left to right inside each chunk). ``train_merges_from``
+  (what ``train()`` uses) copies the weights while it holds the counts and merges after letting
+  them go, so other threads can read or update the counts during a long training: 8 bytes per
+  chunk (76 MiB for 10 M) bought back by not holding them. ``train_merges_arrays`` reads the
+  caller's weights in place.
   Both together, loading the 10 M-chunk counts file and training 1,024 tokens
   (``bench/test_bench_scale.py``, ``load+train``): peak RSS 4,613 -> 1,917 MiB, 50.6 s -> 6.1 s.
 * Pool pages: a released occurrence block of 64 KiB or more gives its pages (all but the first,
@@ -740,15 +745,17 @@ cdef class _MergeTrainer:
 
     def load_arrays(self, const uint8_t[::1] arena, const int64_t[::1] offsets,
                     const int64_t[::1] weights, list byte_order, Py_ssize_t n_target,
-                    count_t min_frequency, int32_t max_token_length=0, veto=None):
-        """``load`` from flat arrays, read in place: chunk ``c`` is
-        ``arena[offsets[c]:offsets[c + 1]]``, counted ``weights[c]`` (> 0) times. The trainer
-        reads ``weights`` itself (no copy), so it must stay unchanged while the trainer lives."""
+                    count_t min_frequency, int32_t max_token_length=0, veto=None,
+                    bint borrow_weights=False):
+        """``load`` from flat arrays: chunk ``c`` is ``arena[offsets[c]:offsets[c + 1]]``,
+        counted ``weights[c]`` (> 0) times. With ``borrow_weights`` the trainer reads ``weights``
+        in place (no copy; they must stay unchanged while it lives); the arena and offsets are
+        only read here."""
         cdef int32_t id_of_byte[256]
         cdef Py_ssize_t n_chunks = weights.shape[0], c
         cdef int64_t total = 0, windows = 0, base = 0, ci = 0, n
         cdef int r
-        cdef bint borrow = 0 < n_chunks <= INT32_MAX   # chunk ids index the weights directly
+        cdef bint borrow = borrow_weights and 0 < n_chunks <= INT32_MAX  # chunk ids index them
         if self.t.nodes != NULL:
             raise RuntimeError("a _MergeTrainer loads its chunks once")
         if (offsets.shape[0] != n_chunks + 1 or offsets[0] != 0
@@ -1098,12 +1105,28 @@ def train_merges_arrays(arena, offsets, weights, n_new_tokens, *, min_frequency=
     from 0) with the int64 count ``weights[c]`` (> 0). The same merges as ``train_merges`` on
     those chunks in any order, without a ``bytes`` object per chunk (performance notes: "Flat
     input"). No seed tokens or forced merges here."""
+    return _train_arrays(lambda load: load(arena, offsets, weights), True, n_new_tokens,
+                         min_frequency, tie_break, progress, max_token_length, veto)
+
+
+def train_merges_from(with_arrays, n_new_tokens, *, min_frequency=0, tie_break="ids",
+                      progress=None, max_token_length=None, veto=None):
+    """:func:`train_merges_arrays` on the arrays ``with_arrays(fn)`` lends to ``fn(arena,
+    offsets, weights)`` (as :meth:`ChunkCounts.with_arrays` does): the trainer copies what it
+    needs during that call (one node per byte, the weights) and merges after it, so the lender
+    is not held (other threads may read or update it meanwhile)."""
+    return _train_arrays(with_arrays, False, n_new_tokens, min_frequency, tie_break, progress,
+                         max_token_length, veto)
+
+
+def _train_arrays(with_arrays, bint borrow, n_new_tokens, min_frequency, tie_break, progress,
+                  max_token_length, veto):
     n_new_tokens, min_frequency = _checked_run(n_new_tokens, min_frequency, tie_break, progress, 0)
     limit = check_rules(max_token_length, veto)
     byte_order = huggingface_byte_order() if tie_break == "huggingface" else list(range(256))
     trainer = _MergeTrainer()
-    trainer.load_arrays(arena, offsets, weights, byte_order, n_new_tokens, min_frequency, limit,
-                        veto)
+    with_arrays(lambda arena, offsets, weights: trainer.load_arrays(
+        arena, offsets, weights, byte_order, n_new_tokens, min_frequency, limit, veto, borrow))
     trainer.run(progress)
     return trainer.result()
 

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 import cybpe
-from cybpe.training.trainer import _MergeTrainer, train_merges, train_merges_arrays
+from cybpe.training.trainer import (_MergeTrainer, train_merges, train_merges_arrays,
+                                    train_merges_from)
 from cybpe.errors import InvalidParameterError
 
 FIELDS = ("merges", "new_ids", "counts", "token_bytes", "stop_reason")
@@ -102,3 +103,26 @@ def test_pair_table_grows_with_the_pairs_not_with_the_merge_sites():
     assert stats["sites"] > 200_000
     assert stats["pair_slots"] <= 1 << 15  # the old reservation: 2**20 slots (32 MiB)
     assert trainer.result().merges == train_merges(chunks, weights, 300).merges
+
+
+def test_training_from_counts_lets_other_threads_use_them_while_merging(training_text):
+    # train_merges_from copies what it needs while it holds the counts, then lets them go: an
+    # update from another thread during the merges neither waits for the training nor changes it
+    import threading
+
+    counts = cybpe.count([training_text[:300_000]])
+    chunks, weights = counts.sorted_arrays()
+    finished = []
+
+    def progress(done, total):
+        if finished:
+            return
+        writer = threading.Thread(target=lambda: finished.append(counts.update(["more words"])),
+                                  daemon=True)
+        writer.start()
+        writer.join(timeout=30)
+        assert finished, "the update waited for the training"
+
+    result = train_merges_from(counts.with_arrays, 600, progress=progress)
+    assert finished and counts.total == sum(weights) + 2
+    assert result.merges == train_merges(chunks, weights, 600).merges

@@ -29,8 +29,10 @@ class ChunkCounter:
     def add_texts_matched(self, texts: list[str], matcher: BaseScanner) -> None: ...
     def add_utf8(self, data: _BytesLike, kind: _Kind = None) -> None:
         """Count the pieces of UTF-8 bytes; invalid bytes never fault."""
-    def add_pieces(self, data: _BytesLike, ends: npt.NDArray[np.int64], lo: int, hi: int) -> None:
-        """Count pieces lo..hi-1 of UTF-8 ``data`` cut at ``ends`` (split_utf8's piece ends)."""
+    def add_text_sliced(
+        self, text: str, kind: _Kind, slice_pieces: int, after_slice: Callable[[], object]
+    ) -> None:
+        """add_text, counted slice_pieces pieces at a time, after_slice() between slices."""
     def add_counts(
         self, counts: Union[Mapping[_Chunk, int], Iterable[tuple[_Chunk, int]]]
     ) -> None:

@@ -836,38 +836,57 @@ cdef class ChunkCounter:
         if buf.shape[0]:
             self._count(&buf[0], buf.shape[0], kind, None)
 
-    def add_pieces(self, data, const int64_t[::1] ends, Py_ssize_t lo, Py_ssize_t hi) -> None:
-        """Count pieces ``lo`` to ``hi - 1`` of UTF-8 ``data`` as cut by ``ends`` (int64 piece
-        end offsets, as ``scanner.split_utf8(data)`` gives them): piece ``i`` is
-        ``data[ends[i - 1]:ends[i]]`` (from 0 for ``i = 0``). Counting a text's pieces in
-        slices lets a memory cap be checked between slices without cutting the text."""
-        cdef const uint8_t[::1] buf = data
-        cdef Py_ssize_t i
-        cdef int64_t start, n = buf.shape[0]
+    def add_text_sliced(self, str text not None, kind, Py_ssize_t slice_pieces, after_slice):
+        """Count the pieces of ``text`` as :meth:`add_text` does, ``slice_pieces`` at a time,
+        calling ``after_slice()`` between slices with the counter free (it may prune it).
+
+        The pieces of the whole text are found first, so they are exactly ``add_text``'s; an
+        ASCII text is read in place (no UTF-8 copy), leaving 8 bytes per piece for their ends.
+        A memory cap checked in ``after_slice`` then bounds the table inside one long text."""
+        cdef BaseScanner scanner = self._scanner_for(kind)
+        cdef const uint8_t* s
+        cdef Py_ssize_t n, count, lo = 0, hi, capacity = 0, i
+        cdef int64_t* ends = NULL
+        cdef int64_t start
         cdef int rc = 0
-        if not 0 <= lo <= hi <= ends.shape[0]:
-            raise InvalidParameterError(f"pieces {lo}..{hi} are not within the {ends.shape[0]} ends")
-        if lo == hi:
+        cdef bytes encoded = None
+        if slice_pieces < 1:
+            raise InvalidParameterError("slice_pieces must be >= 1")
+        if PyUnicode_IS_COMPACT_ASCII(text):  # its data is its UTF-8
+            s, n = <const uint8_t*> PyUnicode_DATA(text), PyUnicode_GET_LENGTH(text)
+        else:
+            encoded = PyUnicode_AsUTF8String(text)  # strict: nothing is counted on a surrogate
+            s, n = <const uint8_t*> PyBytes_AS_STRING(encoded), PyBytes_GET_SIZE(encoded)
+        if n == 0:
             return
-        start = ends[lo - 1] if lo > 0 else 0
-        for i in range(lo, hi):  # validate first: nothing is counted from bad ends
-            if not start <= ends[i] <= n:
-                raise InvalidParameterError("piece ends must not decrease nor pass the data's end")
-            start = ends[i]
-        start = ends[lo - 1] if lo > 0 else 0
-        self._begin_write()
+        with nogil:
+            count = scanner.scan_all(s, n, &ends, &capacity)
         try:
-            self._indexed()
-            with nogil:
-                for i in range(lo, hi):
-                    if ends[i] > start:
-                        rc = table_add(&self.table, &buf[0] + start, ends[i] - start, 1)
-                        if rc != 0:
-                            break
-                    start = ends[i]
+            if count == SCAN_GAVE_UP:
+                self.add_text(text, kind)  # cut by scanner.split, in one go
+                after_slice()
+                return
+            if count < 0:
+                raise MemoryError("ChunkCounter: out of memory for the piece ends")
+            while lo < count:
+                hi = min(lo + slice_pieces, count)
+                self._begin_write()
+                try:
+                    self._indexed()
+                    with nogil:
+                        start = ends[lo - 1] if lo > 0 else 0
+                        for i in range(lo, hi):
+                            rc = table_add(&self.table, s + start, ends[i] - start, 1)
+                            if rc != 0:
+                                break
+                            start = ends[i]
+                finally:
+                    self._end_write()
+                raise_for(rc)
+                after_slice()
+                lo = hi
         finally:
-            self._end_write()
-        raise_for(rc)
+            free(ends)
 
     def add_counts(self, counts) -> None:
         """Add ``{chunk: count}`` or ``(chunk, count)`` pairs: a chunk is bytes, or str (stored

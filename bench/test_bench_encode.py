@@ -98,6 +98,21 @@ def test_encode(benchmark, encoders, lib, kind):
         benchmark.pedantic(lambda: [encode(d) for d in docs], rounds=3, iterations=1)
 
 
+SHORT_TEXT = "Hello world, it's me"  # 20 characters: what a chat turn or a label costs per call
+
+
+@pytest.mark.parametrize("lib", [lib for lib in LIBS if "threads" not in lib])
+def test_short_call(benchmark, encoders, lib):
+    """Per-call cost on a 20-character text (one call, list output): the wrapper's overhead."""
+    if lib not in encoders:
+        pytest.skip(f"{lib} is not installed")
+    benchmark.group = "encode one 20-character text"
+    encode = encoders[lib]
+    reference = encoders["tiktoken" if "tiktoken" in encoders else "cybpe"](SHORT_TEXT)
+    benchmark.extra_info["ids_identical"] = list(encode(SHORT_TEXT)) == list(reference)
+    benchmark.pedantic(encode, args=(SHORT_TEXT,), rounds=200, iterations=1000, warmup_rounds=5)
+
+
 _REFERENCE: dict[str, list[list[int]]] = {}
 
 

@@ -27,6 +27,7 @@ from cybpe.formats.bytelevel import bytelevel_to_bytes, bytes_to_bytelevel
 from cybpe.formats.oniguruma import PatternSyntaxError, from_oniguruma, to_oniguruma
 from cybpe.formats.merges import all_splits_merges, resolve_merge
 from cybpe.formats.vocab import Vocab
+from cybpe.formats.vocab_checks import TokenIndex, bytelevel_tokens
 from cybpe.errors import ExportError, FormatError, InvalidParameterError
 
 #: The regex HF's ``ByteLevel(use_regex=true)`` splits with: the original GPT-2 pattern.
@@ -162,15 +163,14 @@ def _read_vocab(src: str, vocab: Any, specials: dict[str, int]) -> list[str]:
     """The ByteLevel strings of the ordinary tokens in id order (added tokens set aside)."""
     if not isinstance(vocab, dict):
         raise FormatError(f"{src}: model.vocab is not an object")
-    for s, i in vocab.items():
-        if not isinstance(i, int) or isinstance(i, bool):
-            raise FormatError(f"{src}: model.vocab[{s!r}] is not an integer id")
+    if not set(map(type, vocab.values())) <= {int}:  # (one C-level pass; bool is not int here)
+        for s, i in vocab.items():
+            if not isinstance(i, int) or isinstance(i, bool):
+                raise FormatError(f"{src}: model.vocab[{s!r}] is not an integer id")
     special_ids = {i: s for s, i in specials.items()}
     ordinary = len(vocab) - sum(1 for s, i in vocab.items() if i in special_ids)
     strings: list[Optional[str]] = [None] * ordinary
     for s, i in vocab.items():
-        if not isinstance(i, int) or isinstance(i, bool):
-            raise FormatError(f"{src}: model.vocab[{s!r}] is not an integer id")
         if i in special_ids:
             if special_ids[i] != s:
                 raise FormatError(
@@ -189,13 +189,21 @@ def _read_vocab(src: str, vocab: Any, specials: dict[str, int]) -> list[str]:
     return strings  # type: ignore[return-value]  # every slot filled: ids are 0..n-1, unique
 
 
-def _read_merges(src: str, merges: Any, ids: dict[str, int]) -> list[tuple[int, int]]:
-    # Performance note: a large vocabulary has 150k-280k merge lines, so each line costs two
-    # lookups and one join test; the error message (an f-string with the line's repr, which
-    # was a third of the loop) is only built for a bad line, by resolve_merge. Whole-list
-    # versions (split every line, map the lookups) measured slower than this loop.
+def _read_merges(src: str, merges: Any, strings: list[str],
+                 index: Optional[TokenIndex]) -> list[tuple[int, int]]:
+    """The merge lines (``"left right"`` strings or ``[left, right]`` lists) as id pairs.
+    ``strings``: the ordinary tokens' ByteLevel strings in id order; ``index``: their bytes'
+    compiled index (cybpe/formats/vocab_checks.pyx), which does the work when all is well."""
     if not isinstance(merges, list):
         raise FormatError(f"{src}: model.merges is not a list")
+    pairs = None if index is None else index.merge_line_ids(merges)
+    if pairs is not None:
+        return pairs
+    # A bad line (or bad tokens, which validate reports): the loop names the first bad line.
+    return _read_merges_line_by_line(src, merges, {s: i for i, s in enumerate(strings)})
+
+
+def _read_merges_line_by_line(src: str, merges: list, ids: dict[str, int]) -> list[tuple[int, int]]:
     get = ids.get
     pairs: list[tuple[int, int]] = []
     append = pairs.append
@@ -216,7 +224,7 @@ def _read_merges(src: str, merges: Any, ids: dict[str, int]) -> list[tuple[int, 
     return pairs
 
 
-def load_hf_tokenizer_json(path: PathLike) -> tuple[Vocab, dict[str, Any]]:
+def load_hf_tokenizer_json(path: PathLike, *, rank_if_all_splits: bool = False) -> tuple[Vocab, dict[str, Any]]:
     """Read a byte-level BPE ``tokenizer.json``.
 
     Returns the :class:`Vocab` (every added token, special or not, becomes a special token) and
@@ -226,6 +234,10 @@ def load_hf_tokenizer_json(path: PathLike) -> tuple[Vocab, dict[str, Any]]:
     ``normalizer`` (None or ``"NFC"``) and ``drops_unmatched`` (True when the split keeps only
     the regex matches, ``Removed`` + ``invert``; False for ``Isolated``).
     Truncation, padding and the post-processor are encode-time options and are ignored.
+
+    ``rank_if_all_splits``: a merge list that is every split of every token (Llama 3's) gives the
+    rank-only vocabulary (``merges=None``), as
+    :func:`cybpe.formats.merges.rank_vocab_if_all_splits` does (here from the index already built).
     """
     src = checked_path(path)
     doc = read_json(path)
@@ -246,14 +258,18 @@ def load_hf_tokenizer_json(path: PathLike) -> tuple[Vocab, dict[str, Any]]:
         raise FormatError(f"{src}: pre_tokenizer pattern {hf_pattern!r}: {exc}") from None
     specials, flagged = _read_added_tokens(src, doc.get("added_tokens"))
     strings = _read_vocab(src, model.get("vocab"), specials)
-    tokens: list[bytes] = []
-    for i, s in enumerate(strings):
-        try:
-            tokens.append(bytelevel_to_bytes(s))
-        except ValueError as exc:
-            raise FormatError(f"{src}: model.vocab entry id {i}: {exc}") from None
-    ids = {s: i for i, s in enumerate(strings)}
-    merges = _read_merges(src, model.get("merges", []), ids)
+    tokens = bytelevel_tokens(strings)  # compiled; None when a string is not ByteLevel
+    if tokens is None:
+        for i, s in enumerate(strings):
+            try:
+                bytelevel_to_bytes(s)
+            except ValueError as exc:
+                raise FormatError(f"{src}: model.vocab entry id {i}: {exc}") from None
+    index = TokenIndex.of(tokens)  # None for bad tokens, which validate reports
+    merges: Optional[list[tuple[int, int]]] = _read_merges(src, model.get("merges", []), strings, index)
+    if rank_if_all_splits and index is not None and len(merges) > len(tokens) - 256 \
+            and index.is_all_splits(merges):
+        merges = None
     vocab = Vocab(tokens, merges, specials, ignore_merges)
     vocab.validate(src)
     info = {

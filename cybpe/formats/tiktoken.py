@@ -17,7 +17,7 @@ import os
 from typing import Optional
 
 from cybpe.io.atomic import PathLike, atomic_write_bytes, checked_path, read_file_bytes
-from cybpe.formats.b64 import strict_b64decode
+from cybpe.formats.b64 import strict_b64decode, strict_b64decode_all
 from cybpe.formats.vocab import Vocab
 from cybpe.errors import FormatError
 
@@ -77,14 +77,13 @@ def load_tiktoken(path: PathLike) -> Vocab:
     # two fields split by one space; the rank column is compared as text.
     separators = body.translate(None, _NOT_WHITESPACE)
     n = (len(separators) + 1) // 2
-    a2b = strict_b64decode
     try:
         if separators != b" \n" * (n - 1) + b" ":
             raise ValueError
         fields = body.split()
-        if len(fields) != 2 * n or fields[1::2] != [b"%d" % i for i in range(n)]:
+        if len(fields) != 2 * n or fields[1::2] != list(map(b"%d".__mod__, range(n))):
             raise ValueError
-        tokens = [a2b(b64) for b64 in fields[0::2]]
+        tokens = strict_b64decode_all(fields[0::2])
     except (ValueError, binascii.Error):
         located = _first_bad_line(src, body.split(b"\n"))
         raise (located or FormatError(f"{src}: not a valid .tiktoken file")) from None

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from cybpe.errors import FormatError
+from cybpe.formats.vocab_checks import TokenIndex
 
 #: The largest token id: ids are 32-bit unsigned in encoded arrays, and the top value is kept
 #: free (it marks "no token" in the compiled tables).
@@ -49,16 +50,23 @@ class Vocab:
         for flag in ("ignore_merges", "encode_by_rank"):
             if not isinstance(getattr(self, flag), bool):
                 raise FormatError(f"{source}: {flag} must be True or False")
-        seen: dict[bytes, int] = {}
-        for i, tok in enumerate(self.tokens):
-            if not isinstance(tok, bytes) or not tok:
-                raise FormatError(f"{source}: token id {i} is empty or not bytes")
-            if tok in seen:
-                raise FormatError(
-                    f"{source}: token ids {seen[tok]} and {i} have the same bytes {tok!r}"
-                )
-            seen[tok] = i
-        missing = [b for b in range(256) if bytes([b]) not in seen]
+        # The compiled index checks the tokens (and below, the merges) in one pass; the Python
+        # loops run only when it declines, to name what is wrong (cybpe/formats/vocab_checks.pyx).
+        index = TokenIndex.of(list(self.tokens))
+        seen: Optional[dict[bytes, int]] = None
+        if index is None:
+            seen = {}
+            for i, tok in enumerate(self.tokens):
+                if not isinstance(tok, bytes) or not tok:
+                    raise FormatError(f"{source}: token id {i} is empty or not bytes")
+                if tok in seen:
+                    raise FormatError(
+                        f"{source}: token ids {seen[tok]} and {i} have the same bytes {tok!r}"
+                    )
+                seen[tok] = i
+            missing = [b for b in range(256) if bytes([b]) not in seen]
+        else:
+            missing = index.missing_bytes()
         if missing:
             raise FormatError(
                 f"{source}: {len(missing)} single bytes are not tokens (first: {missing[0]})"
@@ -86,6 +94,10 @@ class Vocab:
         if self.merges is not None:
             if not isinstance(self.merges, (list, tuple)):
                 raise FormatError(f"{source}: merges must be None or a list of (left, right) id pairs")
+            if index is not None and index.merges_valid(self.merges):
+                return
+            if seen is None:
+                seen = {tok: i for i, tok in enumerate(self.tokens)}
             k = -1
             try:  # (no per-pair type checks: a bad pair fails the unpacking or the indexing)
                 for k, (a, b) in enumerate(self.merges):
@@ -109,3 +121,4 @@ class Vocab:
         if self.special_tokens:
             top = max(top, max(self.special_tokens.values()))
         return top + 1
+

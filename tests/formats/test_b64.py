@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cybpe.formats.b64 import strict_b64decode
+from cybpe.formats.b64 import strict_b64decode, strict_b64decode_all
 
 ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/="
 REFUSED = ["QQ", "QQ=", "Q===", "=QQ=", "QQ==QQ==", "Q Q==", "QQ==\n", "QUJD\n", "QU=D", "-_==",
@@ -44,3 +44,20 @@ def test_hostile_and_known_inputs():
     for text, raw in ACCEPTED.items():
         assert strict_b64decode(text) == strict_b64decode(text.encode()) == raw
     assert strict_b64decode(base64.b64encode(bytes(range(256)))) == bytes(range(256))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.text(alphabet=ALPHABET + " \n-_", max_size=12)
+                | st.binary(max_size=9).map(lambda b: base64.b64encode(b).decode()), max_size=6))
+def test_the_whole_list_decoder_agrees_with_one_by_one(texts):
+    fields = [t.encode("ascii") for t in texts]
+    one_by_one = [_outcome(strict_b64decode, f) for f in fields]
+    whole = _outcome(strict_b64decode_all, fields)
+    assert whole == ("refused" if "refused" in one_by_one else one_by_one)
+
+
+def test_the_whole_list_decoder_on_hostile_fields():
+    good = [t.encode() for t in ACCEPTED]
+    assert strict_b64decode_all(good) == list(ACCEPTED.values())
+    for text in REFUSED:
+        assert _outcome(strict_b64decode_all, good + [text.encode()]) == "refused", text

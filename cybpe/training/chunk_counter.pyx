@@ -1158,10 +1158,19 @@ cdef class ChunkCounter:
         """``fn(arena, offsets, counts)`` with read-only views of the table's own arrays
         (uint8 chunk bytes; int64 offsets, ``len + 1`` of them; int64 counts), without copying
         them, and its result. The views are valid only during the call; the counter cannot
-        change meanwhile (a writer gets ConcurrentUseError)."""
+        change meanwhile (a writer gets ConcurrentUseError). FormatError if a table read from
+        a file or pickle holds a chunk twice."""
         cdef int64_t n
+        cdef int rc = 0
         self._begin_write()  # no writer may move the arrays while fn reads them
         try:
+            if self.table.slots == NULL:
+                # a loaded table was never checked for repeats: index it once and drop the
+                # index again (training needs none; 10 M chunks: 128 MB, freed before fn runs)
+                with nogil:
+                    rc = table_index(&self.table)
+                    table_drop_index(&self.table)
+                raise_for(rc)
             n = self.table.size
             return fn(block(self, self.table.arena, self.table.arena_used, False),
                       block(self, self.table.offsets, (n + 1) * 8, False).cast("q"),

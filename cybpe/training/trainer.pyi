@@ -13,7 +13,7 @@ StopReason = Literal["vocab_size", "min_frequency", "no_pairs"]
 Weights = Union[Sequence[int], Iterable[int], npt.NDArray[np.integer]]
 ProgressCallback = Callable[[int, int], object]
 Veto = Callable[[bytes, bytes], object]
-Buffer = Union[bytes, bytearray, memoryview, npt.NDArray[np.integer]]
+_Buffer = Union[bytes, bytearray, memoryview, npt.NDArray[np.integer]]
 
 class MergeResult:
     merges: list[tuple[int, int]]
@@ -62,9 +62,9 @@ def _train_merges_seeded(
     replay: str = "encode",
 ) -> tuple[MergeResult, dict[str, int]]: ...
 def train_merges_arrays(
-    arena: Buffer,
-    offsets: Buffer,
-    weights: Buffer,
+    arena: _Buffer,
+    offsets: _Buffer,
+    weights: _Buffer,
     n_new_tokens: int,
     *,
     min_frequency: int = 0,
@@ -74,7 +74,7 @@ def train_merges_arrays(
     veto: Optional[Veto] = None,
 ) -> MergeResult: ...
 def train_merges_from(
-    with_arrays: Callable[[Callable[[Buffer, Buffer, Buffer], None]], object],
+    with_arrays: Callable[[Callable[[_Buffer, _Buffer, _Buffer], None]], object],
     n_new_tokens: int,
     *,
     min_frequency: int = 0,
@@ -118,9 +118,9 @@ class _MergeTrainer:
     ) -> None: ...
     def load_arrays(
         self,
-        arena: Buffer,
-        offsets: Buffer,
-        weights: Buffer,
+        arena: _Buffer,
+        offsets: _Buffer,
+        weights: _Buffer,
         byte_order: list[int],
         n_target: int,
         min_frequency: int,

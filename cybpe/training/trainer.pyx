@@ -102,7 +102,7 @@ cdef enum StopReason:
     STOP_NO_PAIRS = 3
 
 
-cdef struct ByteNode:   # 8 bytes (performance notes: "Byte nodes")
+cdef struct ByteNode:   # 8 bytes (performance notes: "Layout")
     token_t sym        # the token starting at this byte; -1 inside a token (merged into the left)
     int32_t chunk      # the chunk's index into ``weight``
 

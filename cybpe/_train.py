@@ -17,7 +17,7 @@ from cybpe.formats.merges import canonical_merges
 from cybpe.pretokenize.pretokenizer import PreTokenizer
 from cybpe.training.progress import Progress
 from cybpe._tokenizer import Tokenizer
-from cybpe.training.trainer import train_merges
+from cybpe.training.trainer import train_merges, train_merges_from
 from cybpe.training.parity import ParallelSet
 from cybpe._train_parity import train_parity
 from cybpe.training.prune import RefuseTokens, dead_tokens, final_exposure
@@ -203,16 +203,23 @@ def train(
     if len(counts) == 0:
         raise TrainingError("the corpus is empty: the pre-tokenizer produced no chunks")
 
-    chunks, weights = counts.sorted_arrays()
     n_new = vocab_size - n_kept - len(specials)
     start = _Start.of(base)
     merge_started = time.perf_counter()
     with Progress(show, "merging", unit="merges", total=n_new) as bar:
-        result = train_merges(chunks, weights, n_new, min_frequency=min_frequency,
-                              tie_break=tie_break, progress=lambda done, total: bar.update(done),
-                              max_token_length=max_token_length, veto=veto,
-                              seed_tokens=start.seeds, forced_merges=start.forced,
-                              forced_counts=start.counts)
+        if base is None and prune_exposure is None:
+            # the counts' own arrays, read in place while loading: no bytes object per chunk
+            result = train_merges_from(counts.with_arrays, n_new, min_frequency=min_frequency,
+                                       tie_break=tie_break,
+                                       progress=lambda done, total: bar.update(done),
+                                       max_token_length=max_token_length, veto=veto)
+        else:
+            chunks, weights = counts.sorted_arrays()
+            result = train_merges(chunks, weights, n_new, min_frequency=min_frequency,
+                                  tie_break=tie_break, progress=lambda done, total: bar.update(done),
+                                  max_token_length=max_token_length, veto=veto,
+                                  seed_tokens=start.seeds, forced_merges=start.forced,
+                                  forced_counts=start.counts)
     pruned = None
     if prune_exposure is not None:
         exposure = final_exposure(chunks, weights, len(result.token_bytes),

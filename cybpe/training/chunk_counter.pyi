@@ -1,6 +1,6 @@
 """Typed stub of the compiled chunk counter (cybpe/training/chunk_counter.pyx)."""
 
-from typing import Callable, Iterable, Mapping, Optional, SupportsIndex, Union, final
+from typing import Callable, Iterable, Mapping, Optional, SupportsIndex, TypeVar, Union, final
 
 import numpy as np
 import numpy.typing as npt
@@ -10,6 +10,7 @@ from cybpe.pretokenize.scanner_api import BaseScanner
 _BytesLike = Union[bytes, bytearray, memoryview, npt.NDArray[np.uint8]]
 _Kind = Union[str, int, BaseScanner, None]
 _Chunk = Union[bytes, str]
+_T = TypeVar("_T")
 
 @final
 class ChunkCounter:
@@ -28,6 +29,10 @@ class ChunkCounter:
     def add_texts_matched(self, texts: list[str], matcher: BaseScanner) -> None: ...
     def add_utf8(self, data: _BytesLike, kind: _Kind = None) -> None:
         """Count the pieces of UTF-8 bytes; invalid bytes never fault."""
+    def add_text_sliced(
+        self, text: str, kind: _Kind, slice_pieces: int, after_slice: Callable[[], object]
+    ) -> None:
+        """add_text, counted slice_pieces pieces at a time, after_slice() between slices."""
     def add_counts(
         self, counts: Union[Mapping[_Chunk, int], Iterable[tuple[_Chunk, int]]]
     ) -> None:
@@ -52,6 +57,10 @@ class ChunkCounter:
     def arena_bytes(self) -> int: ...
     def write_arrays(self, write: Callable[[memoryview], object]) -> None:
         """write() the offsets, counts and chunk bytes (native order), without copies."""
+    def with_arrays(
+        self, fn: Callable[[memoryview, memoryview, memoryview], _T]
+    ) -> _T:
+        """fn(arena, offsets, counts) over the table's own arrays, read-only, without copies."""
     def __reduce_ex__(self, protocol: SupportsIndex) -> tuple[object, tuple[object, ...]]: ...
     def __reduce__(self) -> tuple[object, tuple[object, ...]]: ...
 

@@ -836,6 +836,58 @@ cdef class ChunkCounter:
         if buf.shape[0]:
             self._count(&buf[0], buf.shape[0], kind, None)
 
+    def add_text_sliced(self, str text not None, kind, Py_ssize_t slice_pieces, after_slice):
+        """Count the pieces of ``text`` as :meth:`add_text` does, ``slice_pieces`` at a time,
+        calling ``after_slice()`` between slices with the counter free (it may prune it).
+
+        The pieces of the whole text are found first, so they are exactly ``add_text``'s; an
+        ASCII text is read in place (no UTF-8 copy), leaving 8 bytes per piece for their ends.
+        A memory cap checked in ``after_slice`` then bounds the table inside one long text."""
+        cdef BaseScanner scanner = self._scanner_for(kind)
+        cdef const uint8_t* s
+        cdef Py_ssize_t n, count, lo = 0, hi, capacity = 0, i
+        cdef int64_t* ends = NULL
+        cdef int64_t start
+        cdef int rc = 0
+        cdef bytes encoded = None
+        if slice_pieces < 1:
+            raise InvalidParameterError("slice_pieces must be >= 1")
+        if PyUnicode_IS_COMPACT_ASCII(text):  # its data is its UTF-8
+            s, n = <const uint8_t*> PyUnicode_DATA(text), PyUnicode_GET_LENGTH(text)
+        else:
+            encoded = PyUnicode_AsUTF8String(text)  # strict: nothing is counted on a surrogate
+            s, n = <const uint8_t*> PyBytes_AS_STRING(encoded), PyBytes_GET_SIZE(encoded)
+        if n == 0:
+            return
+        with nogil:
+            count = scanner.scan_all(s, n, &ends, &capacity)
+        try:
+            if count == SCAN_GAVE_UP:
+                self.add_text(text, kind)  # cut by scanner.split, in one go
+                after_slice()
+                return
+            if count < 0:
+                raise MemoryError("ChunkCounter: out of memory for the piece ends")
+            while lo < count:
+                hi = min(lo + slice_pieces, count)
+                self._begin_write()
+                try:
+                    self._indexed()
+                    with nogil:
+                        start = ends[lo - 1] if lo > 0 else 0
+                        for i in range(lo, hi):
+                            rc = table_add(&self.table, s + start, ends[i] - start, 1)
+                            if rc != 0:
+                                break
+                            start = ends[i]
+                finally:
+                    self._end_write()
+                raise_for(rc)
+                after_slice()
+                lo = hi
+        finally:
+            free(ends)
+
     def add_counts(self, counts) -> None:
         """Add ``{chunk: count}`` or ``(chunk, count)`` pairs: a chunk is bytes, or str (stored
         as UTF-8); a count is an integer >= 0. Everything is checked before anything is added
@@ -1099,6 +1151,30 @@ cdef class ChunkCounter:
             write(block(self, self.table.offsets, (n + 1) * 8, False))
             write(block(self, self.table.counts, n * 8, False))
             write(block(self, self.table.arena, self.table.arena_used, False))
+        finally:
+            self._end_write()
+
+    def with_arrays(self, fn):
+        """``fn(arena, offsets, counts)`` with read-only views of the table's own arrays
+        (uint8 chunk bytes; int64 offsets, ``len + 1`` of them; int64 counts), without copying
+        them, and its result. The views are valid only during the call; the counter cannot
+        change meanwhile (a writer gets ConcurrentUseError). FormatError if a table read from
+        a file or pickle holds a chunk twice."""
+        cdef int64_t n
+        cdef int rc = 0
+        self._begin_write()  # no writer may move the arrays while fn reads them
+        try:
+            if self.table.slots == NULL:
+                # a loaded table was never checked for repeats: index it once and drop the
+                # index again (training needs none; 10 M chunks: 128 MB, freed before fn runs)
+                with nogil:
+                    rc = table_index(&self.table)
+                    table_drop_index(&self.table)
+                raise_for(rc)
+            n = self.table.size
+            return fn(block(self, self.table.arena, self.table.arena_used, False),
+                      block(self, self.table.offsets, (n + 1) * 8, False).cast("q"),
+                      block(self, self.table.counts, n * 8, False).cast("q"))
         finally:
             self._end_write()
 

@@ -14,7 +14,7 @@ import os
 import threading
 from collections import Counter
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping, Optional, Sequence, Union
+from typing import Any, Callable, Iterable, Iterator, Mapping, Optional, Sequence, Union
 
 from cybpe.io.atomic import atomic_write_text, atomic_writer, checked_path, read_json
 from cybpe.training.chunk_counter import ChunkCounter
@@ -30,6 +30,7 @@ from cybpe.training.shards import Shard, cut_splitter, read_blocks
 FORMAT_NAME = "cybpe-chunk-counts"
 FORMAT_VERSION = 1  # exact counts; version 2 adds "max_undercount" (approximate counts)
 CAP_BLOCK_CHARS = 1 << 20  # with a memory cap, count at most this many characters between checks
+CAP_BLOCK_PIECES = 1 << 18  # ... or this many pieces of a longer text (one without a safe cut)
 #: Version of the pickled state (``__getstate__``); states without one are version 0.
 STATE_VERSION = 1
 
@@ -194,12 +195,17 @@ class ChunkCounts:
         compiled = scanner if isinstance(scanner, BaseScanner) else None
         table = self._table
         plain = not self.special_tokens
-        if compiled is not None and plain and type(texts) is list:
-            try:  # one GIL-free pass; encodes all before counting
-                table.add_texts(texts, compiled)
-                return self
-            except (UnicodeEncodeError, TypeError):
-                pass  # lone surrogates or a non-str item: the per-text path below says which
+        if self.capped and type(texts) is list and any(
+                isinstance(t, str) and len(t) > CAP_BLOCK_CHARS for t in texts):
+            compiled_add = self._add_capped  # a long text: the cap is checked inside it
+        else:
+            compiled_add = table.add_text
+            if compiled is not None and plain and type(texts) is list:
+                try:  # one GIL-free pass; encodes all before counting
+                    table.add_texts(texts, compiled)
+                    return self
+                except (UnicodeEncodeError, TypeError):
+                    pass  # lone surrogates or a non-str item: the per-text path below says which
         for text in texts:
             if not isinstance(text, str):
                 raise ParameterTypeError(
@@ -209,7 +215,7 @@ class ChunkCounts:
                 text = str.__str__(text)  # a subclass's own code points, never its methods
             if compiled is not None and plain:
                 try:
-                    table.add_text(text, compiled)  # encodes strictly: fails before counting anything
+                    compiled_add(text, compiled)  # encodes strictly: fails before counting anything
                     continue
                 except UnicodeEncodeError:
                     text = clean_surrogates(text)
@@ -217,9 +223,23 @@ class ChunkCounts:
                 text = clean_surrogates(text)
             for part in self._splitter.ordinary_parts(text):
                 if compiled is not None:
-                    table.add_text(part, compiled)
+                    compiled_add(part, compiled)
                 else:
                     table.add_counts(Counter(pretokenizer.split(part)))
+        return self
+
+    def _add_capped(self, text: str, scanner: BaseScanner) -> None:
+        """Count a text with the memory cap checked every CAP_BLOCK_PIECES pieces.
+
+        Blocks are cut only where the pieces cannot change, and a text may have no such place
+        (10 M words separated by spaces and "\n "): checked only between blocks, the cap let the
+        table reach 512 MiB under ``max_bytes=64 MiB``. The pieces of the whole text are found
+        first (exact), then counted slice by slice. Costs 8 bytes per piece of the one text, and
+        a UTF-8 copy unless it is ASCII (figures in the README's "Counting at scale")."""
+        if len(text) <= CAP_BLOCK_CHARS:
+            self._table.add_text(text, scanner)
+        else:
+            self._table.add_text_sliced(text, scanner, CAP_BLOCK_PIECES, self._enforce_cap)
 
     def _check_compatible(self, other: "ChunkCounts") -> None:
         if self.pretokenizer.spec() != other.pretokenizer.spec():
@@ -319,6 +339,14 @@ class ChunkCounts:
         """``(chunks, counts)`` sorted by bytes: a list of bytes and an int64 numpy array (for training)."""
         with self._state:
             return self._table.sorted_arrays()
+
+    def with_arrays(self, fn: Callable[[memoryview, memoryview, memoryview], Any]) -> Any:
+        """``fn(arena, offsets, counts)`` over the counts' own arrays (chunk ``i`` is
+        ``arena[offsets[i]:offsets[i + 1]]``, counted ``counts[i]`` times; first-seen order),
+        read-only and without copies, valid during the call; its result. Updates from other
+        threads wait meanwhile. Training reads the chunks this way (no ``bytes`` per chunk)."""
+        with self._state:
+            return self._table.with_arrays(fn)
 
     def most_common(self, n: Optional[int] = None) -> list[tuple[bytes, int]]:
         """The ``n`` most frequent chunks (all when None), ties in first-counted order."""

@@ -1,6 +1,7 @@
 # Data structures of the BPE merge trainer (``_trainer.pyx``), with their nogil helpers.
 #
-# * Node: one per byte of every unique chunk, linked into the chunk's current token sequence.
+# * Node: one per byte of every unique chunk, linked into the chunk's current token sequence
+#   (for modules that cimport it; trainer.pyx itself keeps 8-byte unlinked ByteNodes, see its notes).
 # * PairTable: open-addressing hash (linear probing, backward-shift deletion) from the pair key
 #   ``left << 32 | right`` to its int64 count and its occurrence block.
 # * OccPool: the occurrence lists (left-node ids), in power-of-two blocks of one growable arena.
@@ -29,9 +30,22 @@ from cybpe._c.types cimport grow_buffer, token_t, count_t, node_t
 cdef extern from *:
     """
     #define CYBPE_TRAINER_EMPTY_KEY UINT64_MAX
+    #if defined(__linux__) || defined(__APPLE__)
+    #include <sys/mman.h>
+    #include <stdint.h>
+    /* Give the whole pages inside [p, p + n) back to the OS; their contents become zeros. */
+    static void cybpe_trainer_drop_pages(void* p, size_t n) {
+        uintptr_t lo = ((uintptr_t)p + 4095) & ~(uintptr_t)4095;
+        uintptr_t hi = ((uintptr_t)p + n) & ~(uintptr_t)4095;
+        if (hi > lo) madvise((void*)lo, hi - lo, MADV_DONTNEED);
+    }
+    #else
+    static void cybpe_trainer_drop_pages(void* p, size_t n) { (void)p; (void)n; }
+    #endif
     """
     const uint64_t EMPTY_KEY "CYBPE_TRAINER_EMPTY_KEY"   # marks a free pair slot
     const uint32_t FREE_END "UINT32_MAX"                 # ends a pool free list
+    void drop_pages "cybpe_trainer_drop_pages"(void* p, size_t n) noexcept nogil
 
 
 cdef enum:
@@ -41,6 +55,7 @@ cdef enum:
     OCC_UNIT = 4           # occurrence entries per pool unit; a class-c block holds OCC_UNIT << c
     OCC_NONE = 255         # occ_class of a pair without an occurrence block
     OCC_CLASSES = 32
+    OCC_DROP_CLASS = 12    # released blocks of this class and up (>= 64 KiB) leave the RSS
 
 
 # ---------------------------------------------------------------------------------------------
@@ -273,6 +288,11 @@ cdef inline int64_t pool_alloc(OccPool* pool, int cls) noexcept nogil:
 
 
 cdef inline void pool_release(OccPool* pool, uint32_t block, int cls) noexcept nogil:
+    # A big free block keeps only its first entry (the free-list link) resident: its other pages
+    # go back to the OS until the block is reused (trainer.pyx, performance notes: "Pool pages").
+    if cls >= OCC_DROP_CLASS:
+        drop_pages(pool_block(pool, block) + 1,
+                   ((<size_t>OCC_UNIT << cls) - 1) * sizeof(node_t))
     pool_block(pool, block)[0] = <node_t>pool.free_head[cls]
     pool.free_head[cls] = block
 

@@ -13,6 +13,7 @@ StopReason = Literal["vocab_size", "min_frequency", "no_pairs"]
 Weights = Union[Sequence[int], Iterable[int], npt.NDArray[np.integer]]
 ProgressCallback = Callable[[int, int], object]
 Veto = Callable[[bytes, bytes], object]
+_Buffer = Union[bytes, bytearray, memoryview, npt.NDArray[np.integer]]
 
 class MergeResult:
     merges: list[tuple[int, int]]
@@ -60,6 +61,28 @@ def _train_merges_seeded(
     forced_counts: Optional[Sequence[int]] = None,
     replay: str = "encode",
 ) -> tuple[MergeResult, dict[str, int]]: ...
+def train_merges_arrays(
+    arena: _Buffer,
+    offsets: _Buffer,
+    weights: _Buffer,
+    n_new_tokens: int,
+    *,
+    min_frequency: int = 0,
+    tie_break: str = "ids",
+    progress: Optional[ProgressCallback] = None,
+    max_token_length: Optional[int] = None,
+    veto: Optional[Veto] = None,
+) -> MergeResult: ...
+def train_merges_from(
+    with_arrays: Callable[[Callable[[_Buffer, _Buffer, _Buffer], None]], object],
+    n_new_tokens: int,
+    *,
+    min_frequency: int = 0,
+    tie_break: str = "ids",
+    progress: Optional[ProgressCallback] = None,
+    max_token_length: Optional[int] = None,
+    veto: Optional[Veto] = None,
+) -> MergeResult: ...
 def check_rules(max_token_length: Optional[int], veto: Optional[Veto]) -> int: ...
 def check_forced(
     forced_merges: Iterable[Sequence[int]], seeds: Sequence[bytes]
@@ -92,6 +115,18 @@ class _MergeTrainer:
         max_token_length: int = 0,
         veto: Optional[Veto] = None,
         forced_merges: Optional[list[tuple[int, int]]] = None,
+    ) -> None: ...
+    def load_arrays(
+        self,
+        arena: _Buffer,
+        offsets: _Buffer,
+        weights: _Buffer,
+        byte_order: list[int],
+        n_target: int,
+        min_frequency: int,
+        max_token_length: int = 0,
+        veto: Optional[Veto] = None,
+        borrow_weights: bool = False,
     ) -> None: ...
     def run(self, progress: Optional[ProgressCallback]) -> None: ...
     def stats(self) -> dict[str, int]: ...

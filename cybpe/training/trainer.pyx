@@ -10,17 +10,24 @@ vocab 32768: CPU time of the merge loop, best of 3, builds compared in alternati
 VM (shared with other jobs, so figures move by +-5% between runs).
 
 * Layout (notes A.3): one node per byte of every unique chunk of length >= 2, chunks one after
-  another, so node ids grow left to right inside a chunk and chunk by chunk. Nodes are an array of
-  16-byte structs ``{sym, prev, next, chunk}`` rather than four arrays: a merge site reads the
-  neighbouring nodes p, i, j, k, which then share one or two cache lines.
-* The loop is bound by cache misses on nodes (131 MB here) reached through occurrence lists. The
-  loop prefetches the node 16 sites ahead and its chunk weight 8 sites ahead: 1.44 s -> 1.03 s.
+  another, so node ids grow left to right inside a chunk and chunk by chunk. Byte nodes: 8-byte
+  structs ``{sym, chunk}``, no links. A token of n bytes starting at node i covers nodes i to
+  i + n - 1 (the others hold -1), so the next token starts at i + length(sym) and the previous
+  one is found by walking left over -1 nodes (as many as its length less one, in the same cache
+  line or the next). The 16-byte linked ``Node`` of ``trainer.pxd`` (``{sym, prev, next,
+  chunk}``) took twice the memory: on 10 M distinct chunks, load+train 1,024 tokens peaked at
+  1,917 MiB with linked nodes and 1,382 MiB with byte nodes (70 M nodes: 1,068 -> 534 MiB), and
+  the merge loop is faster, the nodes being denser: 50 MB of ``mixed-train.txt.xz`` to 32,768
+  tokens, CPU best of 3, two alternations: 2.21 / 2.10 s -> 1.75 / 1.57 s, same merges.
+* The loop is bound by cache misses on nodes (131 MB here, when they were 16 bytes) reached
+  through occurrence lists. The loop prefetches the node 16 sites ahead and its chunk weight 8
+  sites ahead: 1.44 s -> 1.03 s.
   Prefetching the four pair slots as well (a 4-stage pipeline) gained nothing, so it is not done.
 * Occurrence lists live in one arena of power-of-two blocks with per-class free lists
   (``OccPool``) and pair slots are 32 bytes, 64-byte aligned. With malloc'ed lists in 40-byte
   slots the loop took 1.11 s and malloc/free were 13% of the profile; after the change 0.93 s.
-* Pair slots stay put inside a step: the table is grown for the worst case (2 new pairs per site)
-  before the step and zero-count pairs are deleted after it. A pair whose count reaches 0 has no
+* Pair slots stay put inside a step: the table is grown for the worst case before the step and
+  zero-count pairs are deleted after it. A pair whose count reaches 0 has no
   valid occurrence left, so its block is released at once (memory stays O(live occurrences)).
 * Stale occurrences are validated on use, never removed eagerly: a node's (sym, next sym) pair
   never takes the same value twice, so a stale entry cannot come back to life (23% of the entries
@@ -36,6 +43,29 @@ VM (shared with other jobs, so figures move by +-5% between runs).
 * Initial byte-pair statistics: a dense 256x256 counting sort, two linear passes, sorted lists.
 * ``tie_break="huggingface"`` costs nothing in the loop: byte ids are renamed into HF order on
   input and back on output, so the heap always orders by the plain (left, right) pair.
+* Pair table sized from the distinct pairs: the worst case of a step is not 2 new pairs per site
+  but 2 per token id (every new pair holds the merged id next to one of ``tokens.n`` ids), and
+  ``risen`` / ``emptied`` grow on demand. Before, 10 M distinct 6-letter words (the scale
+  benchmark's corpus) made the first merge (`` a``, a site in every chunk) reserve 20 M pairs:
+  2**26 slots of 32 bytes (2 GiB, every slot written) plus 320 MB of step arrays.
+* Flat input: ``train_merges_arrays`` reads a ChunkCounter's arena, offsets and counts in place,
+  where ``train_merges`` needs a ``bytes`` object per chunk (about 48 bytes each plus the list and
+  the sort's scratch: some 0.9 GB for 10 M chunks). Chunk order changes no merge (counts are sums,
+  ties go by pair ids, and merges apply left to right inside each chunk). ``train_merges_from``
+  (what ``train()`` uses) copies the weights while it holds the counts and merges after letting
+  them go, so other threads can read or update the counts during a long training: 8 bytes per
+  chunk (76 MiB for 10 M) bought back by not holding them. ``train_merges_arrays`` reads the
+  caller's weights in place.
+  Both together, loading the 10 M-chunk counts file and training 1,024 tokens
+  (``bench/test_bench_scale.py``, ``load+train``): peak RSS 4,613 -> 1,917 MiB, 50.6 s -> 6.1 s.
+* Pool pages: a released occurrence block of 64 KiB or more gives its pages (all but the first,
+  which holds the free-list link) back to the OS with ``madvise(MADV_DONTNEED)``; they come back
+  as zeros when the block is reused. Growing lists copy themselves into the next size class and
+  release the old block, and every merged pair releases its list, so without this the freed
+  blocks stayed resident: 10 M distinct chunks, load+train 1,024 tokens, VmHWM 1,306 -> 1,071
+  MiB (the pool had grown by 273 MiB over the 230 MiB of the initial lists). The merge loop on
+  50 MB of ``mixed-train.txt.xz`` (32,768 tokens, CPU best of 3, alternating with main's build
+  twice) took 1.40 / 1.55 s against main's 1.79 / 2.08 s, after byte nodes as well.
 * Transparent huge pages (madvise) were tried against the TLB misses, but this VM grants none, so
   there is no measurement and no code for them. The GIL is released for the loop and taken back
   only to call ``progress`` every ``PROGRESS_EVERY`` merges.
@@ -72,8 +102,13 @@ cdef enum StopReason:
     STOP_NO_PAIRS = 3
 
 
+cdef struct ByteNode:   # 8 bytes (performance notes: "Layout")
+    token_t sym        # the token starting at this byte; -1 inside a token (merged into the left)
+    int32_t chunk      # the chunk's index into ``weight``
+
+
 cdef struct Trainer:
-    Node* nodes
+    ByteNode* nodes    # one per byte of every chunk of >= 2 bytes, chunks one after another
     int64_t n_nodes
     count_t* weight    # per chunk
     PairTable pairs
@@ -110,6 +145,29 @@ cdef struct Trainer:
 
 
 # ---------------------------------------------------------------------------------------------
+# Walking a chunk's tokens: a token of n bytes starting at node i covers nodes i .. i + n - 1
+# ---------------------------------------------------------------------------------------------
+
+cdef inline node_t token_after(const Trainer* t, node_t i) noexcept nogil:
+    """The first node of the token after the live token at ``i`` in its chunk, or -1."""
+    cdef int64_t j = <int64_t>i + t.tokens.length[t.nodes[i].sym]
+    if j >= t.n_nodes or t.nodes[j].chunk != t.nodes[i].chunk:
+        return -1
+    return <node_t>j
+
+
+cdef inline node_t token_before(const ByteNode* nodes, node_t i) noexcept nogil:
+    """The first node of the token before the live token at ``i`` in its chunk, or -1. A chunk's
+    first byte always starts a token, so the walk left over merged bytes stays in the chunk."""
+    if i == 0 or nodes[i - 1].chunk != nodes[i].chunk:
+        return -1
+    i -= 1
+    while nodes[i].sym < 0:
+        i -= 1
+    return i
+
+
+# ---------------------------------------------------------------------------------------------
 # The merge loop
 # ---------------------------------------------------------------------------------------------
 
@@ -124,6 +182,9 @@ cdef inline int count_down(Trainer* t, uint64_t key, count_t w,
     if slot.count == 0 and slot != merging:
         # no valid occurrence is left: drop the list now, the slot after the step
         occ_drop(&t.pool, slot)
+        if t.n_emptied == t.emptied_cap and grow_array(<void**>&t.emptied, &t.emptied_cap,
+                                                       t.n_emptied + 1, sizeof(uint64_t)) != 0:
+            return ERR_NOMEM
         t.emptied[t.n_emptied] = key
         t.n_emptied += 1
     return 0
@@ -135,6 +196,9 @@ cdef inline int count_up(Trainer* t, uint64_t key, count_t w, node_t left_node) 
     slot.count += w
     if slot.rise_step != t.step:
         slot.rise_step = t.step
+        if t.n_risen == t.risen_cap and grow_array(<void**>&t.risen, &t.risen_cap,
+                                                   t.n_risen + 1, sizeof(int64_t)) != 0:
+            return ERR_NOMEM
         t.risen[t.n_risen] = s
         t.n_risen += 1
     return occ_append(&t.pool, slot, left_node)
@@ -144,9 +208,11 @@ cdef int apply_merge(Trainer* t, uint64_t key, token_t merged_id) noexcept nogil
     """Replace every occurrence of the pair ``key`` by ``merged_id``, left to right per chunk."""
     cdef token_t a = <token_t>(key >> 32)
     cdef token_t b = <token_t><uint32_t>key
-    cdef Node* nodes = t.nodes
+    cdef ByteNode* nodes = t.nodes
     cdef int64_t s = pairs_find(&t.pairs, key)
     cdef int64_t n_sites, idx, r
+    cdef int64_t len_a = t.tokens.length[a], len_b = t.tokens.length[b], n_nodes = t.n_nodes
+    cdef int32_t chunk
     cdef PairSlot* merging
     cdef const node_t* occ
     cdef node_t i, j, p, k
@@ -155,12 +221,11 @@ cdef int apply_merge(Trainer* t, uint64_t key, token_t merged_id) noexcept nogil
     if s < 0:
         return ERR_INTERNAL
     n_sites = t.pairs.slots[s].occ_len
-    # room for the worst case, so that no slot moves while the loop holds pointers and indices
-    if pairs_reserve(&t.pairs, 2 * n_sites) != 0:
-        return ERR_NOMEM
-    if grow_array(<void**>&t.risen, &t.risen_cap, 2 * n_sites, sizeof(int64_t)) != 0:
-        return ERR_NOMEM
-    if grow_array(<void**>&t.emptied, &t.emptied_cap, 2 * n_sites, sizeof(uint64_t)) != 0:
+    # Room for the worst case, so that no slot moves while the loop holds pointers and indices.
+    # Every pair the step adds holds merged_id, (x, merged_id) or (merged_id, y) with x and y
+    # among the tokens.n ids: at most 2 * tokens.n new pairs, whatever n_sites (performance
+    # notes: "Pair table sized from the distinct pairs"). ``risen`` and ``emptied`` grow on demand.
+    if pairs_reserve(&t.pairs, min(2 * n_sites, 2 * <int64_t>t.tokens.n)) != 0:
         return ERR_NOMEM
     s = pairs_find(&t.pairs, key)
     merging = &t.pairs.slots[s]
@@ -182,24 +247,28 @@ cdef int apply_merge(Trainer* t, uint64_t key, token_t merged_id) noexcept nogil
         if nodes[i].sym != a:
             t.n_stale += 1
             continue
-        j = nodes[i].next
-        if j < 0 or nodes[j].sym != b:
+        j = <node_t>(i + len_a)
+        chunk = nodes[i].chunk
+        if j >= n_nodes or nodes[j].chunk != chunk or nodes[j].sym != b:
             t.n_stale += 1
             continue
         t.n_sites += 1
-        w = t.weight[nodes[i].chunk]
-        p = nodes[i].prev
-        k = nodes[j].next
+        w = t.weight[chunk]
+        p = token_before(nodes, i)
+        k = <node_t>(j + len_b)
+        if k >= n_nodes or nodes[k].chunk != chunk:
+            k = -1
         merging.count -= w
-        if p >= 0 and count_down(t, pair_key(nodes[p].sym, a), w, merging) != 0:
-            return ERR_INTERNAL
-        if k >= 0 and count_down(t, pair_key(b, nodes[k].sym), w, merging) != 0:
-            return ERR_INTERNAL
-        nodes[i].sym = merged_id
-        nodes[i].next = k
-        nodes[j].sym = -1
+        if p >= 0:
+            rc = count_down(t, pair_key(nodes[p].sym, a), w, merging)
+            if rc != 0:
+                return rc
         if k >= 0:
-            nodes[k].prev = i
+            rc = count_down(t, pair_key(b, nodes[k].sym), w, merging)
+            if rc != 0:
+                return rc
+        nodes[i].sym = merged_id
+        nodes[j].sym = -1
         if p >= 0 and count_up(t, pair_key(nodes[p].sym, merged_id), w, p) != 0:
             return ERR_NOMEM
         if k >= 0 and count_up(t, pair_key(merged_id, nodes[k].sym), w, i) != 0:
@@ -400,12 +469,12 @@ cdef int count_initial_pairs(Trainer* t) noexcept nogil:
 cdef int fill_initial_pairs(Trainer* t, count_t* pair_count, int64_t* pair_n,
                             int64_t* pair_start) noexcept nogil:
     # The second pass writes through dense per-pair cursors (L2-resident), not through hash slots.
-    cdef Node* nodes = t.nodes
+    cdef ByteNode* nodes = t.nodes
     cdef int64_t i, n_distinct = 0, block
     cdef int pid
     cdef PairSlot* slot
-    for i in range(t.n_nodes):
-        if nodes[i].next >= 0:
+    for i in range(t.n_nodes - 1):   # every node is one byte here
+        if nodes[i + 1].chunk == nodes[i].chunk:
             pid = nodes[i].sym * 256 + nodes[i + 1].sym
             pair_count[pid] += t.weight[nodes[i].chunk]
             pair_n[pid] += 1
@@ -430,8 +499,8 @@ cdef int fill_initial_pairs(Trainer* t, count_t* pair_count, int64_t* pair_n,
         t.heap.data[t.heap.size].count = slot.count
         t.heap.data[t.heap.size].key = slot.key
         t.heap.size += 1
-    for i in range(t.n_nodes):
-        if nodes[i].next >= 0:
+    for i in range(t.n_nodes - 1):
+        if nodes[i + 1].chunk == nodes[i].chunk:
             pid = nodes[i].sym * 256 + nodes[i + 1].sym
             t.pool.base[pair_start[pid]] = <node_t>i
             pair_start[pid] += 1
@@ -443,17 +512,18 @@ cdef int fill_initial_pairs(Trainer* t, count_t* pair_count, int64_t* pair_n,
 cdef int count_initial_token_pairs(Trainer* t) noexcept nogil:
     """Pair counts and sorted occurrence lists when the nodes hold any token ids (resuming from
     segmented chunks): two passes through the pair table instead of the dense byte-pair table."""
-    cdef Node* nodes = t.nodes
+    cdef ByteNode* nodes = t.nodes
     cdef int64_t i, s, block, n_live = 0
+    cdef node_t j
     cdef uint64_t key
     cdef PairSlot* slot
     cdef int cls
     for i in range(t.n_nodes):
-        if nodes[i].next >= 0:
+        j = token_after(t, <node_t>i) if nodes[i].sym >= 0 else -1
+        if j >= 0:
             if pairs_reserve(&t.pairs, 1) != 0:
                 return ERR_NOMEM
-            slot = &t.pairs.slots[pairs_find_or_add(&t.pairs,
-                                                    pair_key(nodes[i].sym, nodes[nodes[i].next].sym))]
+            slot = &t.pairs.slots[pairs_find_or_add(&t.pairs, pair_key(nodes[i].sym, nodes[j].sym))]
             slot.count += t.weight[nodes[i].chunk]
             slot.occ_len += 1
     if t.pairs.slots == NULL:   # no chunk has two tokens
@@ -475,8 +545,9 @@ cdef int count_initial_token_pairs(Trainer* t) noexcept nogil:
         t.heap.data[t.heap.size].key = slot.key
         t.heap.size += 1
     for i in range(t.n_nodes):
-        if nodes[i].next >= 0:
-            key = pair_key(nodes[i].sym, nodes[nodes[i].next].sym)
+        j = token_after(t, <node_t>i) if nodes[i].sym >= 0 else -1
+        if j >= 0:
+            key = pair_key(nodes[i].sym, nodes[j].sym)
             slot = &t.pairs.slots[pairs_find(&t.pairs, key)]
             pool_block(&t.pool, slot.occ_block)[slot.occ_len] = <node_t>i
             slot.occ_len += 1
@@ -485,12 +556,35 @@ cdef int count_initial_token_pairs(Trainer* t) noexcept nogil:
     return 0
 
 
+cdef void fill_chunk_nodes(ByteNode* nodes, const uint8_t* text, int64_t n,
+                           int32_t chunk, const int32_t* id_of_byte) noexcept nogil:
+    """One node per byte of a chunk of ``n`` >= 2 bytes."""
+    cdef int64_t m
+    for m in range(n):
+        nodes[m].sym = id_of_byte[text[m]]
+        nodes[m].chunk = chunk
+
+
 # ---------------------------------------------------------------------------------------------
 # Python side
 # ---------------------------------------------------------------------------------------------
 
 # Nodes are int32 with -1 as "none"; keep one spare value.
 MAX_NODES = INT32_MAX - 1
+
+
+cdef int64_t _checked_sizes(int64_t total, int64_t windows, int64_t weight,
+                            int64_t n) except? -1:
+    """``windows`` plus a chunk of ``n`` >= 2 bytes counted ``weight`` times (its pair windows),
+    after checking that ``total`` bytes fit the node ids and that pair counts fit int64."""
+    if total > MAX_NODES:
+        raise TrainingError(
+            f"the unique chunks hold more than {MAX_NODES} bytes in total, the most one "
+            f"training run can index (int32 node ids); train on a sample or on fewer, "
+            f"more frequent chunks")
+    if weight > (INT64_MAX - windows) // (n - 1):
+        raise TrainingError("pair counts would overflow int64; use smaller weights")
+    return windows + weight * (n - 1)
 
 _STOP_NAMES = {STOP_VOCAB: "vocab_size", STOP_MIN_FREQUENCY: "min_frequency",
                STOP_NO_PAIRS: "no_pairs"}
@@ -567,10 +661,12 @@ cdef class _MergeTrainer:
     cdef object veto          # None, or veto(left_bytes, right_bytes) -> true to refuse
     cdef object veto_error    # what the veto raised, re-raised by _check
     cdef public list forced_counts  # reported for the forced merges instead of the live counts
+    cdef object weight_owner  # the caller's weights when ``t.weight`` points into them (not freed)
 
     def __dealloc__(self):
         free(self.t.nodes)
-        free(self.t.weight)
+        if self.weight_owner is None:
+            free(self.t.weight)
         free(self.t.pairs.slots_raw)
         free(self.t.pool.base)
         free(self.t.heap.data)
@@ -606,9 +702,7 @@ cdef class _MergeTrainer:
         cdef int64_t total = 0, windows = 0, base = 0, m, n
         cdef int64_t ci = 0
         cdef Py_ssize_t idx
-        cdef const uint8_t* text
-        cdef Node* node
-        cdef int r, rc
+        cdef int r
         cdef object chunk
         if self.t.nodes != NULL:
             raise RuntimeError("a _MergeTrainer loads its chunks once")
@@ -625,40 +719,90 @@ cdef class _MergeTrainer:
                 continue
             total += n
             ci += 1
-            if total > MAX_NODES:
-                raise TrainingError(
-                    f"the unique chunks hold more than {MAX_NODES} bytes in total, the most one "
-                    f"training run can index (int32 node ids); train on a sample or on fewer, "
-                    f"more frequent chunks")
-            if weights[idx] > (INT64_MAX - windows) // (n - 1):
-                raise TrainingError("pair counts would overflow int64; use smaller weights")
-            windows += weights[idx] * (n - 1)
-        self.t.n_nodes = total
-        self.t.nodes = <Node*>malloc(max(total, 1) * sizeof(Node))
-        self.t.weight = <count_t*>malloc(max(ci, 1) * sizeof(count_t))
-        if self.t.nodes == NULL or self.t.weight == NULL:
-            raise MemoryError("out of memory while loading training chunks")
+            windows = _checked_sizes(total, windows, weights[idx], n)
+        self._allocate(total, ci)
         ci = 0
         for idx in range(len(chunks)):
             chunk = chunks[idx]
             n = PyBytes_GET_SIZE(chunk)
             if n < 2:
                 continue
-            text = <const uint8_t*>PyBytes_AS_STRING(chunk)
             self.t.weight[ci] = weights[idx]
-            for m in range(n):
-                node = &self.t.nodes[base + m]
-                node.sym = id_of_byte[text[m]]
-                node.prev = <node_t>(base + m - 1) if m > 0 else -1
-                node.next = <node_t>(base + m + 1) if m + 1 < n else -1
-                node.chunk = <int32_t>ci
+            fill_chunk_nodes(self.t.nodes + base, <const uint8_t*>PyBytes_AS_STRING(chunk), n,
+                             <int32_t>ci, id_of_byte)
             base += n
             ci += 1
+        self._finish_load(seed_tokens, max_token_length, veto, forced_merges or [], n_target,
+                          min_frequency)
+
+    def load_arrays(self, const uint8_t[::1] arena, const int64_t[::1] offsets,
+                    const int64_t[::1] weights, list byte_order, Py_ssize_t n_target,
+                    count_t min_frequency, int32_t max_token_length=0, veto=None,
+                    bint borrow_weights=False):
+        """``load`` from flat arrays: chunk ``c`` is ``arena[offsets[c]:offsets[c + 1]]``,
+        counted ``weights[c]`` (> 0) times. With ``borrow_weights`` the trainer reads ``weights``
+        in place (no copy; they must stay unchanged while it lives); the arena and offsets are
+        only read here."""
+        cdef int32_t id_of_byte[256]
+        cdef Py_ssize_t n_chunks = weights.shape[0], c
+        cdef int64_t total = 0, windows = 0, base = 0, ci = 0, n
+        cdef int r
+        cdef bint borrow = borrow_weights and 0 < n_chunks <= INT32_MAX  # chunk ids index them
+        if self.t.nodes != NULL:
+            raise RuntimeError("a _MergeTrainer loads its chunks once")
+        if (offsets.shape[0] != n_chunks + 1 or offsets[0] != 0
+                or offsets[n_chunks] > arena.shape[0]):
+            raise InvalidParameterError(
+                "offsets must hold one more entry than weights, from 0 to at most len(arena)")
+        self.byte_of_id = byte_order
+        for r in range(256):
+            id_of_byte[<int>byte_order[r]] = r
+        for c in range(n_chunks):
+            n = offsets[c + 1] - offsets[c]
+            if n < 0:
+                raise InvalidParameterError("offsets must not decrease")
+            if weights[c] <= 0:
+                raise InvalidParameterError("every weight must be > 0")
+            if n < 2:
+                continue
+            total += n
+            ci += 1
+            windows = _checked_sizes(total, windows, weights[c], n)
+        if borrow:
+            self.weight_owner = weights
+            self.t.weight = <count_t*>&weights[0]
+        self._allocate(total, ci, not borrow)
+        ci = 0
+        with nogil:
+            for c in range(n_chunks):
+                n = offsets[c + 1] - offsets[c]
+                if n < 2:
+                    continue
+                if not borrow:
+                    self.t.weight[ci] = weights[c]
+                fill_chunk_nodes(self.t.nodes + base, &arena[offsets[c]], n,
+                                 <int32_t>(c if borrow else ci), id_of_byte)
+                base += n
+                ci += 1
+        self._finish_load([], max_token_length, veto, [], n_target, min_frequency)
+
+    cdef _allocate(self, int64_t n_nodes, int64_t n_chunks, bint own_weight=True):
+        self.t.n_nodes = n_nodes
+        self.t.nodes = <ByteNode*>malloc(max(n_nodes, 1) * sizeof(ByteNode))
+        if own_weight:
+            self.t.weight = <count_t*>malloc(max(n_chunks, 1) * sizeof(count_t))
+        if self.t.nodes == NULL or self.t.weight == NULL:
+            raise MemoryError("out of memory while loading training chunks")
+
+    cdef _finish_load(self, list seed_tokens, int32_t max_token_length, veto,
+                      list forced_merges, Py_ssize_t n_target, count_t min_frequency):
+        """After the nodes: tokens, rules, forced merges, then the byte-pair counts and heap."""
+        cdef int rc
         self._init_tokens(seed_tokens)
         self.t.max_token_length = max_token_length
         self.veto = veto
         self.t.veto_owner = <void*>self if veto is not None else NULL
-        self._init_forced(forced_merges or [])
+        self._init_forced(forced_merges)
         pool_init(&self.t.pool)
         self.t.n_target = <int32_t>n_target
         self.t.min_frequency = min_frequency
@@ -689,42 +833,44 @@ cdef class _MergeTrainer:
         ``ids[starts[c]:starts[c + 1]]``. The forced merges, already applied, are only logged
         (with ``forced_counts``)."""
         cdef Py_ssize_t n_chunks = starts.shape[0] - 1, c, ci = 0, k
-        cdef int64_t m, base = 0, n, total = 0
+        cdef int64_t m, base = 0, n, total = 0, size
         cdef int64_t n_ids = ids.shape[0]
-        cdef Node* node
         cdef bint is_new = False
         cdef int r, rc
-        cdef int32_t merged
+        cdef int32_t merged, tok
+        cdef const int32_t* length
         if self.t.nodes != NULL:
             raise RuntimeError("a _MergeTrainer loads its chunks once")
         if n_chunks < 0 or starts[0] != 0 or starts[n_chunks] != n_ids:
             raise InvalidParameterError("starts must run from 0 to len(ids)")
         self.byte_of_id = byte_order
+        self._init_tokens(seed_tokens)   # the tokens' lengths lay out the nodes
+        length = self.t.tokens.length
         for c in range(n_chunks):
-            n = starts[c + 1] - starts[c]
-            if n >= 2:
-                total += n
+            if starts[c + 1] - starts[c] < 2:
+                continue
+            ci += 1
+            for m in range(starts[c], starts[c + 1]):
+                if not 0 <= ids[m] < self.t.tokens.n:
+                    raise InvalidParameterError(f"token id {ids[m]} is not a byte or seed token")
+                total += length[ids[m]]
         if total > MAX_NODES:
-            raise TrainingError(f"the segmented chunks hold more than {MAX_NODES} tokens")
-        self.t.n_nodes = total
-        self.t.nodes = <Node*>malloc(max(total, 1) * sizeof(Node))
-        self.t.weight = <count_t*>malloc(max(n_chunks, 1) * sizeof(count_t))
-        if self.t.nodes == NULL or self.t.weight == NULL:
-            raise MemoryError("out of memory while loading training chunks")
+            raise TrainingError(f"the segmented chunks hold more than {MAX_NODES} bytes")
+        self._allocate(total, ci)
+        ci = 0
         for c in range(n_chunks):
-            n = starts[c + 1] - starts[c]
-            if n < 2:
+            if starts[c + 1] - starts[c] < 2:
                 continue
             self.t.weight[ci] = weights[c]
-            for m in range(n):
-                node = &self.t.nodes[base + m]
-                node.sym = ids[starts[c] + m]
-                node.prev = <node_t>(base + m - 1) if m > 0 else -1
-                node.next = <node_t>(base + m + 1) if m + 1 < n else -1
-                node.chunk = <int32_t>ci
-            base += n
+            for m in range(starts[c], starts[c + 1]):
+                tok = ids[m]
+                self.t.nodes[base].sym = tok
+                self.t.nodes[base].chunk = <int32_t>ci
+                for size in range(1, length[tok]):
+                    self.t.nodes[base + size].sym = -1
+                    self.t.nodes[base + size].chunk = <int32_t>ci
+                base += length[tok]
             ci += 1
-        self._init_tokens(seed_tokens)
         self.t.max_token_length = max_token_length
         self.veto = veto
         self.t.veto_owner = <void*>self if veto is not None else NULL
@@ -912,22 +1058,62 @@ def _segment(chunk_list, weight_array, seeds, forced, byte_order):
             np.ascontiguousarray(weight_array[np.array(keep, dtype=np.int64)], dtype=np.int64))
 
 
-def _train(chunks, weights, n_new_tokens, min_frequency, tie_break, progress, seed_tokens,
-           max_token_length=None, veto=None, forced_merges=(), forced_counts=None,
-           replay="encode"):
+def _checked_run(n_new_tokens, min_frequency, tie_break, progress, Py_ssize_t n_seeds):
+    """``n_new_tokens`` and ``min_frequency`` as ints, after checking every run parameter."""
     if tie_break not in TIE_BREAKS:
         raise InvalidParameterError(
             f"tie_break must be one of {', '.join(repr(t) for t in TIE_BREAKS)}; got {tie_break!r}")
     n_new_tokens = _as_int(n_new_tokens, "n_new_tokens")
     min_frequency = _as_int(min_frequency, "min_frequency")
-    seeds = list(seed_tokens)
-    if not 0 <= n_new_tokens <= INT32_MAX - 256 - len(seeds):
-        raise InvalidParameterError(f"n_new_tokens must be in [0, {INT32_MAX - 256 - len(seeds)}]; "
+    if not 0 <= n_new_tokens <= INT32_MAX - 256 - n_seeds:
+        raise InvalidParameterError(f"n_new_tokens must be in [0, {INT32_MAX - 256 - n_seeds}]; "
                                     f"got {n_new_tokens}")
     if not 0 <= min_frequency <= INT64_MAX:
         raise InvalidParameterError(f"min_frequency must be in [0, 2**63 - 1]; got {min_frequency}")
     if progress is not None and not callable(progress):
         raise InvalidParameterError("progress must be callable or None")
+    return n_new_tokens, min_frequency
+
+
+def train_merges_arrays(arena, offsets, weights, n_new_tokens, *, min_frequency=0,
+                        tie_break="ids", progress=None, max_token_length=None, veto=None):
+    """:func:`train_merges` from flat arrays, as a :class:`ChunkCounter` holds them: chunk ``c``
+    is ``arena[offsets[c]:offsets[c + 1]]`` (uint8 bytes; int64 offsets, one more than chunks,
+    from 0) with the int64 count ``weights[c]`` (> 0). The same merges as ``train_merges`` on
+    those chunks in any order, without a ``bytes`` object per chunk (performance notes: "Flat
+    input"). No seed tokens or forced merges here."""
+    return _train_arrays(lambda load: load(arena, offsets, weights), True, n_new_tokens,
+                         min_frequency, tie_break, progress, max_token_length, veto)
+
+
+def train_merges_from(with_arrays, n_new_tokens, *, min_frequency=0, tie_break="ids",
+                      progress=None, max_token_length=None, veto=None):
+    """:func:`train_merges_arrays` on the arrays ``with_arrays(fn)`` lends to ``fn(arena,
+    offsets, weights)`` (as :meth:`ChunkCounts.with_arrays` does): the trainer copies what it
+    needs during that call (one node per byte, the weights) and merges after it, so the lender
+    is not held (other threads may read or update it meanwhile)."""
+    return _train_arrays(with_arrays, False, n_new_tokens, min_frequency, tie_break, progress,
+                         max_token_length, veto)
+
+
+def _train_arrays(with_arrays, bint borrow, n_new_tokens, min_frequency, tie_break, progress,
+                  max_token_length, veto):
+    n_new_tokens, min_frequency = _checked_run(n_new_tokens, min_frequency, tie_break, progress, 0)
+    limit = check_rules(max_token_length, veto)
+    byte_order = huggingface_byte_order() if tie_break == "huggingface" else list(range(256))
+    trainer = _MergeTrainer()
+    with_arrays(lambda arena, offsets, weights: trainer.load_arrays(
+        arena, offsets, weights, byte_order, n_new_tokens, min_frequency, limit, veto, borrow))
+    trainer.run(progress)
+    return trainer.result()
+
+
+def _train(chunks, weights, n_new_tokens, min_frequency, tie_break, progress, seed_tokens,
+           max_token_length=None, veto=None, forced_merges=(), forced_counts=None,
+           replay="encode"):
+    seeds = list(seed_tokens)
+    n_new_tokens, min_frequency = _checked_run(n_new_tokens, min_frequency, tie_break, progress,
+                                               len(seeds))
     if any(not isinstance(seed, bytes) or len(seed) < 2 for seed in seeds):
         raise InvalidParameterError("seed tokens must be bytes of length >= 2")
     limit = check_rules(max_token_length, veto)

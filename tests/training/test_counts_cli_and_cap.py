@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import json
 import random
 
 import pytest
@@ -73,3 +74,44 @@ def test_cap_round_trips_and_rejects_nonsense(tmp_path):
             cybpe.ChunkCounts(max_unique=bad)
     small = cybpe.count(_zipf_words(40_000), max_bytes=8 * 1024)
     assert small.nbytes <= 8 * 1024 * 2 and not small.exact
+
+
+def test_the_cap_bounds_the_peak_memory_of_a_text_without_safe_cuts(tmp_path):
+    # 3 M distinct words and no place where blocks may be cut ("\n " after every 1000 words):
+    # the whole 21 MB file is one block. The cap used to be checked only between blocks, so the
+    # table grew to all 3 M chunks (about 150 MiB with its index) before the first prune; now it
+    # is checked every CAP_BLOCK_PIECES pieces. Measured in a fresh process (its VmHWM): the
+    # peak may pass the cap by the one text (its str and 8 bytes per piece), not by more.
+    # Measured: +61 MiB over the process before counting; +201 MiB with the old check.
+    import subprocess
+    import sys
+    import textwrap
+
+    import numpy as np
+
+    n = 3_000_000
+    k = np.arange(n, dtype=np.int64)
+    columns = [np.full(n, ord(" "), np.uint8)] + [((k // 26 ** p) % 26 + 97).astype(np.uint8)
+                                                  for p in range(5, -1, -1)]
+    words = np.stack(columns, axis=1).tobytes()
+    path = tmp_path / "words.txt"
+    path.write_bytes(b"\n".join(words[i:i + 7000] for i in range(0, len(words), 7000)))
+    script = textwrap.dedent("""
+        import json, sys
+        import cybpe
+
+        def status(key):
+            with open("/proc/self/status") as f:
+                return next(int(line.split()[1]) * 1024 for line in f if line.startswith(key))
+
+        before = status("VmRSS:")
+        counts = cybpe.count(cybpe.files(sys.argv[1]), max_bytes=8 << 20)
+        print(json.dumps({"before": before, "peak": status("VmHWM:"), "nbytes": counts.nbytes,
+                          "unique": len(counts), "undercount": counts.max_undercount}))
+    """)
+    out = subprocess.run([sys.executable, "-c", script, str(path)],
+                         capture_output=True, text=True, check=True)
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    assert result["undercount"] > 0 and result["nbytes"] <= 8 << 20
+    # the cap (8 MiB) plus the text: 21 MB read as str, 24 MB of piece ends, and slack
+    assert result["peak"] - result["before"] < 100 << 20, result

@@ -1,4 +1,5 @@
-"""Loading a vocabulary: cybpe.Tokenizer.from_tiktoken vs tiktoken (load ranks + build Encoding).
+"""Loading a vocabulary: cybpe.Tokenizer.from_tiktoken vs tiktoken (load ranks + build Encoding),
+and cybpe.Tokenizer.from_hf vs HF tokenizers and tokie on the shared tokenizer.json files.
 
 python -m pytest bench/test_bench_load.py --benchmark-group-by=group
 """
@@ -32,3 +33,21 @@ def test_load(benchmark, lib, name):
                                  special_tokens={})
 
     benchmark.pedantic(load, rounds=5, iterations=1)
+
+
+@pytest.mark.parametrize("name", ["llama3", "qwen3", "gpt4o-hf"])
+@pytest.mark.parametrize("lib", ["cybpe", "hf", "tokie"])
+def test_load_tokenizer_json(benchmark, lib, name):
+    """A ``tokenizer.json``: cybpe.Tokenizer.from_hf vs HF tokenizers' and tokie's own loaders."""
+    shared = shared_path()
+    if shared is None:
+        pytest.skip("needs $CYBPE_SHARED/vocab")
+    path = str(shared / "vocab" / name / "tokenizer.json")
+    benchmark.group = f"load {name} tokenizer.json"
+    if lib == "cybpe":
+        load = cybpe.Tokenizer.from_hf
+    elif lib == "hf":
+        load = pytest.importorskip("tokenizers").Tokenizer.from_file
+    else:
+        load = pytest.importorskip("tokie").Tokenizer.from_json
+    benchmark.pedantic(load, args=(path,), rounds=5, iterations=1)

@@ -345,6 +345,8 @@ class ChunkCounts:
         ``arena[offsets[i]:offsets[i + 1]]``, counted ``counts[i]`` times; first-seen order),
         read-only and without copies, valid during the call; its result. Updates from other
         threads wait meanwhile. Training reads the chunks this way (no ``bytes`` per chunk)."""
+        if not callable(fn):
+            raise ParameterTypeError(f"with_arrays(fn): fn must be callable, not {type(fn).__name__}")
         with self._state:
             return self._table.with_arrays(fn)
 

@@ -852,12 +852,10 @@ class Tokenizer:
         """Constructor arguments read from a ``tokenizer.json``."""
         from cybpe.formats.hf import load_hf_tokenizer_json
         from cybpe.formats.known import pretokenizer_for_pattern
-        from cybpe.formats.merges import rank_vocab_if_all_splits
 
         # An all-splits merge list (Llama 3's, or what to_hf writes) encodes as its ranks do:
         # keep the rank-only form, which also saves as .tiktoken.
         vocab, info = load_hf_tokenizer_json(path, rank_if_all_splits=True)
-        vocab = rank_vocab_if_all_splits(vocab)  # (merge lists that use other strings for a split)
         pretokenizer = pretokenizer_for_pattern(info["pattern"], hf_pattern=info.get("hf_pattern"))
         flagged = set(info.get("special", []))
         return {"vocab": vocab, "pretokenizer": pretokenizer, "normalizer": info.get("normalizer"),

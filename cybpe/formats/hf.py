@@ -25,7 +25,7 @@ from typing import Any, Optional, Union
 from cybpe.io.atomic import PathLike, atomic_write_text, checked_path, read_json
 from cybpe.formats.bytelevel import bytelevel_to_bytes, bytes_to_bytelevel
 from cybpe.formats.oniguruma import PatternSyntaxError, from_oniguruma, to_oniguruma
-from cybpe.formats.merges import all_splits_merges, resolve_merge
+from cybpe.formats.merges import all_splits_merges, rank_vocab_if_all_splits, resolve_merge
 from cybpe.formats.vocab import Vocab
 from cybpe.formats.vocab_checks import TokenIndex, bytelevel_tokens
 from cybpe.errors import ExportError, FormatError, InvalidParameterError
@@ -235,9 +235,8 @@ def load_hf_tokenizer_json(path: PathLike, *, rank_if_all_splits: bool = False) 
     the regex matches, ``Removed`` + ``invert``; False for ``Isolated``).
     Truncation, padding and the post-processor are encode-time options and are ignored.
 
-    ``rank_if_all_splits``: a merge list that is every split of every token (Llama 3's) gives the
-    rank-only vocabulary (``merges=None``), as
-    :func:`cybpe.formats.merges.rank_vocab_if_all_splits` does (here from the index already built).
+    ``rank_if_all_splits``: an all-splits merge list (Llama 3's) gives the rank-only vocabulary,
+    by :func:`cybpe.formats.merges.rank_vocab_if_all_splits` with the index built here.
     """
     src = checked_path(path)
     doc = read_json(path)
@@ -266,11 +265,10 @@ def load_hf_tokenizer_json(path: PathLike, *, rank_if_all_splits: bool = False) 
             except ValueError as exc:
                 raise FormatError(f"{src}: model.vocab entry id {i}: {exc}") from None
     index = TokenIndex.of(tokens)  # None for bad tokens, which validate reports
-    merges: Optional[list[tuple[int, int]]] = _read_merges(src, model.get("merges", []), strings, index)
-    if rank_if_all_splits and index is not None and len(merges) > len(tokens) - 256 \
-            and index.is_all_splits(merges):
-        merges = None
+    merges = _read_merges(src, model.get("merges", []), strings, index)
     vocab = Vocab(tokens, merges, specials, ignore_merges)
+    if rank_if_all_splits:  # (before validate: a rank-only vocabulary has no merges to check)
+        vocab = rank_vocab_if_all_splits(vocab, index)
     vocab.validate(src)
     info = {
         "pattern": pattern,

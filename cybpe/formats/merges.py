@@ -10,14 +10,14 @@
 
 from __future__ import annotations
 
-
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Optional
 
 from cybpe.errors import FormatError
 
 if TYPE_CHECKING:
     from cybpe.formats.vocab import Vocab
+    from cybpe.formats.vocab_checks import TokenIndex
 
 
 def canonical_merges(tokens: Sequence[bytes]) -> list[tuple[int, int]]:
@@ -77,27 +77,30 @@ def all_splits_merges(tokens: Sequence[bytes]) -> list[tuple[int, int]]:
     return merges
 
 
-def rank_vocab_if_all_splits(vocab: Vocab) -> Vocab:
+def rank_vocab_if_all_splits(vocab: Vocab, index: Optional[TokenIndex] = None) -> Vocab:
     """A merge list that holds every split of every token in rank order (what ``to_hf`` writes
     for a rank vocabulary) encodes exactly as the ranks do: give back the rank-only vocabulary,
-    which also saves as ``.tiktoken``. Any other vocabulary is returned unchanged."""
+    which also saves as ``.tiktoken``. Any other vocabulary is returned unchanged. ``index``: the
+    compiled index of ``vocab.tokens`` when the caller has built it already (a loader)."""
     from cybpe.formats.vocab import Vocab
 
     merges = vocab.merges
     if merges is None or vocab.encode_by_rank or len(merges) <= len(vocab.tokens) - 256:
         return vocab
-    if not _is_all_splits(vocab.tokens, merges):
+    if not _is_all_splits(vocab.tokens, merges, index):
         return vocab
     return Vocab(list(vocab.tokens), None, dict(vocab.special_tokens), vocab.ignore_merges, False)
 
 
-def _is_all_splits(tokens: Sequence[bytes], merges: Sequence[tuple[int, int]]) -> bool:
+def _is_all_splits(tokens: Sequence[bytes], merges: Sequence[tuple[int, int]],
+                   index: Optional[TokenIndex] = None) -> bool:
     """Whether ``merges`` is exactly :func:`all_splits_merges` of ``tokens`` (performance note:
     compiled, cybpe/formats/vocab_checks.pyx; Llama 3's 280,147 merges in well under 0.1 s,
     1.7 s for this Python list and a comparison)."""
     from cybpe.formats.vocab_checks import TokenIndex
 
-    index = TokenIndex.of(list(tokens))
+    if index is None:
+        index = TokenIndex.of(list(tokens))
     return index is not None and bool(index.is_all_splits(merges))
 
 

@@ -13,31 +13,22 @@ Thread safety: a pure function; safe from any thread.
 from __future__ import annotations
 
 import binascii
-import re
 from functools import partial
 from typing import Union
-
-_CANONICAL = re.compile(rb"(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?")
 
 
 def strict_b64decode(data: Union[bytes, str]) -> bytes:
     """The bytes of canonical base64 ``data``; ``binascii.Error`` for anything else."""
     raw = data.encode("ascii") if isinstance(data, str) else data  # non-ASCII str: ValueError, as a2b
-    if _CANONICAL.fullmatch(raw) is None:
-        raise binascii.Error("not canonical base64")
-    decoded = binascii.a2b_base64(raw)
-    if raw[-2:-1] == b"=" or raw[-1:] == b"=":  # stray bits in the last character's unused part
-        if binascii.b2a_base64(decoded, newline=False) != raw:
-            raise binascii.Error("not canonical base64 (stray bits before the padding)")
-    return decoded
+    return strict_b64decode_all([raw])[0]
 
 
 def strict_b64decode_all(fields: list[bytes]) -> list[bytes]:
     """``[strict_b64decode(f) for f in fields]``; ``binascii.Error`` when any is not canonical.
 
-    Performance notes: canonical means "re-encodes to itself", so the whole list is decoded
-    leniently and re-encoded by two C-level ``map`` passes and compared once: o200k's 200k
-    tokens in about 0.1 s, against 0.45 s for the per-token regex check and decode.
+    Canonical means "re-encodes to itself", so the whole list is decoded leniently and
+    re-encoded by two C-level ``map`` passes and compared once (performance notes: o200k's 200k
+    tokens in about 0.1 s, against 0.45 s for a per-token regex check and decode).
     """
     decoded = list(map(binascii.a2b_base64, fields))
     if list(map(partial(binascii.b2a_base64, newline=False), decoded)) != fields:

@@ -24,11 +24,12 @@ import functools
 import os
 from typing import Any, Iterable, Optional, Sequence
 
+from cybpe.errors import InvalidParameterError
 from cybpe.training.corpus import count_corpus, counts_for, files
 from cybpe.training.counts import ChunkCounts
 from cybpe.training.shards import Shard, shards
 
-SHARDS_PER_WORKER = 4
+SHARDS_PER_WORKER = 1  # shards per worker thread by default (see the performance notes)
 
 
 def _count_partition(spec: dict, special_tokens: tuple, errors: str, items: Iterable[Any]) -> ChunkCounts:
@@ -46,10 +47,12 @@ def _add_all(parts: Sequence[ChunkCounts]) -> ChunkCounts:
     return total
 
 
-def _n_workers(client: Any) -> int:
+def _n_threads(client: Any) -> int:
+    """Worker threads of the cluster (this machine's cores without a client)."""
     if client is not None:
         try:
-            return max(1, len(client.scheduler_info()["workers"]))
+            workers = client.scheduler_info()["workers"].values()
+            return max(1, sum(int(w.get("nthreads", 1)) for w in workers))
         except Exception:  # an unusual client: fall back to this machine's cores
             pass
     return os.cpu_count() or 1
@@ -61,6 +64,25 @@ def _is_bag(corpus: Any) -> bool:
     except ImportError:
         return False
     return isinstance(corpus, db.Bag)
+
+
+def _partials(template: ChunkCounts, corpus: Any, client: Any, n_shards: Optional[int],
+              errors: str) -> list:
+    """One delayed count per bag partition or shard (keys unique to this call: ``pure=False``)."""
+    from dask import delayed
+
+    spec, specials = template.pretokenizer.spec(), template.special_tokens
+    count_one = delayed(functools.partial(_count_partition, spec, specials, errors), pure=False)
+    if _is_bag(corpus):
+        return [count_one(part) for part in corpus.to_delayed()]
+    items = [corpus] if isinstance(corpus, (str, os.PathLike, Shard)) else list(corpus)
+    whole = [i for i in items if not isinstance(i, Shard)]
+    sources = files(*whole) if whole else []
+    given = [i for i in items if isinstance(i, Shard)]
+    n = n_shards or SHARDS_PER_WORKER * _n_threads(client)
+    cut = shards([s.source if isinstance(s, Shard) else s for s in sources], n, template.pretokenizer,
+                 specials) if sources else []
+    return [count_one([piece]) for piece in given + cut]
 
 
 def count(
@@ -76,40 +98,36 @@ def count(
 ) -> ChunkCounts:
     """Count ``corpus`` on the cluster: a ``dask.bag.Bag`` of ``str`` texts, or a path, URL or
     glob (or a list of them, or of :class:`cybpe.Shard`). Returns the summed ChunkCounts on the
-    client, equal to ``cybpe.count`` of the same corpus. ``n_shards`` defaults to
-    ``4 × workers``; ``split_every`` is the fan-in of the tree of additions."""
+    client, equal to ``cybpe.count`` of the same corpus. ``n_shards`` defaults to one per
+    worker thread; ``split_every`` is the fan-in of the tree of additions (the workers add
+    ``split_every`` partial counts at a time until at most that many remain, which the client
+    adds in order)."""
     try:
-        import dask.bag as db
+        import dask
     except ImportError:
         raise ImportError("cybpe.dask needs Dask: pip install 'cybpe[dask]'") from None
+    if isinstance(split_every, bool) or not isinstance(split_every, int) or split_every < 2:
+        raise InvalidParameterError(f"split_every must be an integer >= 2, got {split_every!r}")
     template = ChunkCounts(pretokenizer, special_tokens, **pretokenizer_params)
-    spec, specials = template.pretokenizer.spec(), template.special_tokens
-    if _is_bag(corpus):
-        bag = corpus
-    else:
-        items = [corpus] if isinstance(corpus, (str, os.PathLike, Shard)) else list(corpus)
-        whole = [i for i in items if not isinstance(i, Shard)]
-        sources = files(*whole) if whole else []
-        given = [i for i in items if isinstance(i, Shard)]
-        n = n_shards or SHARDS_PER_WORKER * _n_workers(client)
-        cut = shards([s.source if isinstance(s, Shard) else s for s in sources], n, template.pretokenizer,
-                     specials) if sources else []
-        pieces = given + cut
-        if not pieces:
-            return template
-        bag = db.from_sequence(pieces, npartitions=len(pieces))
-    reduced = bag.reduction(
-        functools.partial(_count_partition, spec, specials, errors),
-        _add_all,
-        split_every=split_every,
-    )
+    partials = _partials(template, corpus, client, n_shards, errors)
+    if not partials:
+        return template
+    add_all = dask.delayed(_add_all, pure=False)
+    while len(partials) > split_every:
+        partials = [add_all(partials[i:i + split_every]) for i in range(0, len(partials), split_every)]
     if client is not None:
-        result = client.compute(reduced).result()
+        results = client.gather(client.compute(partials))
     else:
-        result = reduced.compute()
-    if not isinstance(result, ChunkCounts):
-        raise TypeError(f"the cluster returned {type(result).__name__}, not ChunkCounts")
-    return result
+        results = dask.compute(*partials)
+    for result in results:
+        if not isinstance(result, ChunkCounts):
+            raise TypeError(f"the cluster returned {type(result).__name__}, not ChunkCounts")
+    # The client adds the last few in place: each is this call's own copy (unique keys), so
+    # the sum costs no copy, and no worker adds, pickles and sends the whole sum once more.
+    total = results[0]
+    for result in results[1:]:
+        total += result
+    return total
 
 
 def train(

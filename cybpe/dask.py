@@ -25,6 +25,7 @@ import os
 from typing import Any, Iterable, Optional, Sequence
 
 from cybpe.errors import InvalidParameterError
+from cybpe.training.allocator import roomy_malloc
 from cybpe.training.corpus import count_corpus, counts_for, files
 from cybpe.training.counts import ChunkCounts
 from cybpe.training.shards import Shard, shards
@@ -35,7 +36,8 @@ SHARDS_PER_WORKER = 1  # shards per worker thread by default (see the performanc
 def _count_partition(spec: dict, special_tokens: tuple, errors: str, items: Iterable[Any]) -> ChunkCounts:
     """Worker side: the counts of one partition (texts, or Shards of files)."""
     counts = counts_for(spec, special_tokens)
-    return count_corpus(counts, items, errors=errors)
+    with roomy_malloc():
+        return count_corpus(counts, items, errors=errors)
 
 
 def _add_all(parts: Sequence[ChunkCounts]) -> ChunkCounts:

@@ -72,3 +72,25 @@ def test_counts_travel_as_buffers_and_dask_knows_their_size(client):
     # The workers (fresh processes that never imported cybpe.dask) know the size too.
     future = client.scatter(counts)
     assert client.submit(_worker_sizeof, future).result() >= 16 * len(counts) + counts.table.arena_bytes
+
+
+def test_default_shards_one_per_worker_thread_and_split_every_checked(client, corpus):
+    paths = cybpe.files(corpus / "a.txt")
+    assert cybpe.dask._n_threads(client) == 2
+    # more partial counts than split_every: the workers add them in a tree, the client the rest
+    assert cybpe.dask.count(paths, client=client, n_shards=7, split_every=3) == cybpe.count(paths)
+    with pytest.raises(cybpe.errors.InvalidParameterError, match="split_every"):
+        cybpe.dask.count(paths, client=client, split_every=1)
+
+
+def test_pickled_counts_are_a_snapshot_and_copy_keeps_them(corpus):
+    import copy
+
+    counts = cybpe.count(cybpe.files(corpus / "a.txt"))
+    state = counts.__getstate__()
+    counts.update("a text counted after the snapshot")  # the state was taken before
+    assert pickle.loads(pickle.dumps(counts, protocol=4)) == counts
+    restored = cybpe.ChunkCounts.__new__(cybpe.ChunkCounts)
+    restored.__setstate__(state)
+    assert restored.total < counts.total and len(restored) > 1000
+    assert copy.copy(counts) == counts and copy.deepcopy(counts) == counts

@@ -94,3 +94,27 @@ def test_pickled_counts_are_a_snapshot_and_copy_keeps_them(corpus):
     restored.__setstate__(state)
     assert restored.total < counts.total and len(restored) > 1000
     assert copy.copy(counts) == counts and copy.deepcopy(counts) == counts
+
+
+def test_many_files_make_one_task_per_worker_thread(client, corpus, tmp_path):
+    data = (corpus / "a.txt").read_bytes()
+    cuts = [0] + [data.index(b"\n\n", len(data) * k // 5) + 2 for k in (1, 2, 3, 4)] + [len(data)]
+    for k, (a, b) in enumerate(zip(cuts, cuts[1:])):
+        (tmp_path / f"part-{k}.txt").write_bytes(data[a:b])
+    paths = cybpe.files(tmp_path)
+    assert len(paths) == 5 and len(cybpe.shards(paths, 2)) == 5  # at least one shard per file
+    template = cybpe.ChunkCounts("cl100k")
+    assert len(cybpe.dask._partials(template, paths, client, None, "strict")) == 2
+    assert len(cybpe.dask._partials(template, paths, client, 8, "strict")) >= 5
+    assert cybpe.dask.count(paths, client=client) == cybpe.count(paths)
+
+
+def test_groups_are_consecutive_and_balanced_by_bytes():
+    from cybpe.dask import _groups
+
+    pieces = [cybpe.Shard("f", a, a + size) for a, size in zip(range(0, 1000, 100), [100] * 10)]
+    assert [len(g) for g in _groups(pieces, 3)] == [3, 4, 3]
+    assert [p for g in _groups(pieces, 4) for p in g] == pieces
+    assert _groups(pieces[:2], 4) == [[pieces[0]], [pieces[1]]]
+    uneven = [cybpe.Shard("f", 0, 900), cybpe.Shard("f", 900, 950), cybpe.Shard("f", 950, 1000)]
+    assert _groups(uneven, 2) == [[uneven[0]], uneven[1:]]

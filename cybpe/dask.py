@@ -4,18 +4,42 @@ What runs where:
 
 * the client expands globs and cuts the files into exact shards (:func:`cybpe.shards`: byte
   ranges cut where the chunks cannot change; a compressed file is one shard);
-* each worker counts its shards (or its partitions of a ``dask.bag`` of texts) with the
-  compiled counter and returns a :class:`cybpe.ChunkCounts`;
-* the counts are added in a tree (``split_every`` at a time) on the workers; they travel as
-  three flat arrays, out-of-band pickle-5 buffers, never as a Python dict;
-* the client receives one ChunkCounts and trains from it (:func:`train`), so the merges are
-  the ones a single process makes from the same corpus.
+* the shards go in one group per worker thread (consecutive, about equal bytes); each task
+  counts its group (or one partition of a ``dask.bag`` of texts) into one
+  :class:`cybpe.ChunkCounts` with the compiled counter;
+* while more than ``split_every`` partial counts remain, the workers add them ``split_every``
+  at a time; the client adds the last ones, in order; counts travel as three flat arrays,
+  out-of-band pickle-5 buffers, never as a Python dict;
+* the client trains from the sum (:func:`train`), so the merges are the ones a single
+  process makes from the same corpus.
 
 Workers must be able to import cybpe (install it on them). URLs need fsspec and the scheme's
 backend on the workers too. Without a ``client``, Dask's current scheduler is used (the
 default ``distributed`` Client when one exists, else local processes).
 
 Thread safety: the functions share no state; one client may run several counts at once.
+
+Performance notes (256 MB of ``bench/scale_corpus.py``, 4 files; a 2-worker
+``LocalCluster(processes=True, threads_per_worker=1)`` against ``cybpe.count(..., workers=2)``
+in one process, back to back, 3 rounds each, on a shared 2-core machine at load 5-6; CPU is
+the client's plus the workers'):
+
+* before: 4 shards per worker, a ``bag.reduction``: wall 1.97x the local two-thread count
+  (min and median), CPU 17-20 s against 9.5-12 s. Profile: the 8 partial counts (370 k
+  chunks each) went to one worker, which copied one and added 7 (1.2 s, the other core
+  idle), pickled the sum and sent it to the client; every pickling re-hashed a copy of the
+  table (0.28 s for 824 k chunks); and the workers counted 1.2x slower than the client
+  process, in the kernel: Dask's nanny sets ``MALLOC_TRIM_THRESHOLD_``, which pins glibc's
+  mmap threshold, so each block's buffers were fresh mmaps (see
+  :mod:`cybpe.training.allocator`). Idle, each worker's event loop and the scheduler also
+  take about 0.1 core.
+* now: one task per worker thread counts a group of shards into one table, the client adds
+  the partial counts in place (the task keys are unique to the call, so each result is its
+  own), pickling snapshots the arrays without hashing, and the worker counts under
+  :func:`~cybpe.training.allocator.roomy_malloc`: CPU 14-15 s against 12 s, wall 0.89x
+  (min) to 1.44x (median) the local count on that busy machine.
+* the cost: one task per thread cannot rebalance when one worker is slower (a busier
+  machine); pass ``n_shards`` (more, smaller tasks, then more additions) for uneven workers.
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ Thread safety: the functions share no state; one client may run several counts a
 
 Performance notes (256 MB of ``bench/scale_corpus.py``, 4 files; a 2-worker
 ``LocalCluster(processes=True, threads_per_worker=1)`` against ``cybpe.count(..., workers=2)``
-in one process, back to back, 3 rounds each, on a shared 2-core machine at load 5-6; CPU is
+in one process, back to back, 3-4 rounds each, on a shared 2-core machine at load 5-6; CPU is
 the client's plus the workers'):
 
 * before: 4 shards per worker, a ``bag.reduction``: wall 1.97x the local two-thread count
@@ -31,13 +31,16 @@ the client's plus the workers'):
   table (0.28 s for 824 k chunks); and the workers counted 1.2x slower than the client
   process, in the kernel: Dask's nanny sets ``MALLOC_TRIM_THRESHOLD_``, which pins glibc's
   mmap threshold, so each block's buffers were fresh mmaps (see
-  :mod:`cybpe.training.allocator`). Idle, each worker's event loop and the scheduler also
-  take about 0.1 core.
+  :mod:`cybpe.training.allocator`; perf: kernel 24% of the workers' samples, 5% in the
+  local process).
 * now: one task per worker thread counts a group of shards into one table, the client adds
   the partial counts in place (the task keys are unique to the call, so each result is its
   own), pickling snapshots the arrays without hashing, and the worker counts under
-  :func:`~cybpe.training.allocator.roomy_malloc`: CPU 14-15 s against 12 s, wall 0.89x
-  (min) to 1.44x (median) the local count on that busy machine.
+  :func:`~cybpe.training.allocator.roomy_malloc`: 4 rounds, wall 1.18x (min) and 1.24x
+  (median) the local count, CPU 15.4-16.6 s against 11.5-12.6 s (another 3 rounds: 0.89x
+  and 1.44x; the machine's load decides more than the code at this level). What is left is
+  mostly Dask's own CPU: idle workers' event loops about 0.05 core each, the scheduler and
+  client in the calling process about 2 s per count (the last addition, 0.3-0.5 s, included).
 * the cost: one task per thread cannot rebalance when one worker is slower (a busier
   machine); pass ``n_shards`` (more, smaller tasks, then more additions) for uneven workers.
 """

@@ -40,7 +40,11 @@ the client's plus the workers'):
   (median) the local count, CPU 15.4-16.6 s against 11.5-12.6 s (another 3 rounds: 0.89x
   and 1.44x; the machine's load decides more than the code at this level). What is left is
   mostly Dask's own CPU: idle workers' event loops about 0.05 core each, the scheduler and
-  client in the calling process about 2 s per count (the last addition, 0.3-0.5 s, included).
+  client in the calling process about 2 s per count; and the tail after the two tasks end,
+  1.4-1.6 s at that load: gathering the two partial counts (789 k and 824 k chunks: each half
+  of the resampled corpus holds nearly every chunk) 0.5-1.0 s, the client's addition
+  0.4-0.7 s (both tables get a hash index first). Both tasks ran the whole time, ending
+  within 0.05-1.2 s of each other.
 * the cost: one task per thread cannot rebalance when one worker is slower (a busier
   machine); pass ``n_shards`` (more, smaller tasks, then more additions) for uneven workers.
 """

@@ -36,9 +36,10 @@ the client's plus the workers'):
 * now: one task per worker thread counts a group of shards into one table, the client adds
   the partial counts in place (the task keys are unique to the call, so each result is its
   own), pickling snapshots the arrays without hashing, and the worker counts under
-  :func:`~cybpe.training.allocator.roomy_malloc`: 4 rounds, wall 1.18x (min) and 1.24x
-  (median) the local count, CPU 15.4-16.6 s against 11.5-12.6 s (another 3 rounds: 0.89x
-  and 1.44x; the machine's load decides more than the code at this level). What is left is
+  :func:`~cybpe.training.allocator.roomy_malloc`: 4 rounds, wall 1.30x (min) and 1.17x
+  (median) the local count, CPU 14.9-18.4 s against 10.1-13.0 s for the local process
+  (earlier runs: 1.18x and 1.24x; 0.89x and 1.44x: the machine's load decides more than the
+  code at this level). What is left is
   mostly Dask's own CPU: idle workers' event loops about 0.05 core each, the scheduler and
   client in the calling process about 2 s per count; and the tail after the two tasks end,
   1.4-1.6 s at that load: gathering the two partial counts (789 k and 824 k chunks: each half

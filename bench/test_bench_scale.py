@@ -160,8 +160,8 @@ def test_counts_file_of_distinct_chunks(benchmark, inputs, step):
 def test_memory_cap_on_distinct_chunks(benchmark, inputs):
     """max_bytes on the distinct words plus two corpus files: the capped table's size and the
     process's peak RSS against the cap, the undercount bound, and how many merges equal the
-    exact ones (a pair's count can fall by up to max_undercount for every dropped chunk that
-    holds it, so they part at the first merge whose pair the dropped chunks shared)."""
+    exact ones: they can part only at a merge whose exact count is within max_pair_undercount
+    (the dropped occurrences' pair positions) of the capped run's."""
     benchmark.group = "memory cap"
     cap = 1 << 20 if scale_corpus.SMOKE else 64 << 20
     result = measured(benchmark, """
@@ -170,6 +170,7 @@ def test_memory_cap_on_distinct_chunks(benchmark, inputs):
         inputs = [PARAMS["words"]] + PARAMS["files"][:2]
         before = peak_mib()
         capped = cybpe.count(cybpe.files(*inputs), "cl100k", max_bytes=PARAMS["cap"])
+        counting_peak = peak_mib()
         capped_tok = cybpe.train(capped, 2048, progress=False)
         capped_peak, capped_seconds = peak_mib(), time.perf_counter() - START
         exact = cybpe.count(cybpe.files(*inputs), "cl100k")
@@ -179,11 +180,21 @@ def test_memory_cap_on_distinct_chunks(benchmark, inputs):
             if a != b:
                 break
             agree += 1
+        capped_counts = capped_tok.metadata["training"]["merge_counts"]
+        exact_counts = exact_tok.metadata["training"]["merge_counts"]
         done(cap_mib=PARAMS["cap"] / 2**20, capped_table_mib=capped.nbytes / 2**20,
              exact_table_mib=exact.nbytes / 2**20, exact_unique=len(exact), capped_unique=len(capped),
              max_undercount=capped.max_undercount, merges_equal_prefix=agree,
-             peak_mib_before_counting=before, peak_mib_capped=capped_peak,
+             peak_mib_before_counting=before, peak_mib_counting=counting_peak, peak_mib_capped=capped_peak,
+             max_pair_undercount=capped.max_pair_undercount,
+             counts_at_first_difference=[capped_counts[agree], exact_counts[agree]]
+             if agree < min(len(capped_counts), len(exact_counts)) else None,
              capped_seconds=capped_seconds, exact=capped.exact)
     """, cap=cap, words=inputs["words"], files=inputs["files"])
     assert result["max_undercount"] > 0 and result["capped_unique"] < result["exact_unique"]
     assert result["capped_table_mib"] <= result["cap_mib"]
+    # counting adds at most the cap to the process (the cap covers the block being counted)
+    assert result["peak_mib_counting"] - result["peak_mib_before_counting"] <= result["cap_mib"], result
+    if result["counts_at_first_difference"]:  # they part only where the bound allows it
+        capped_count, exact_count = result["counts_at_first_difference"]
+        assert capped_count <= exact_count <= capped_count + result["max_pair_undercount"], result

@@ -109,7 +109,8 @@ def train(
     :func:`cybpe.count` first and pass its result as ``corpus``).
 
     Approximate counts (from a memory cap) train as they are; the report in
-    ``tokenizer.metadata["training"]`` records ``exact_counts`` and ``max_undercount``.
+    ``tokenizer.metadata["training"]`` records ``exact_counts``, ``max_undercount`` and ``max_pair_undercount``
+    (see :class:`ChunkCounts`).
     """
     _check_int("max_token_length", max_token_length, allow_none=True)
     _check_int("superword_from", superword_from, allow_none=True)
@@ -253,6 +254,7 @@ def train(
         "chunk_occurrences": counts.total,
         "exact_counts": counts.exact,
         "max_undercount": counts.max_undercount,
+        "max_pair_undercount": counts.max_pair_undercount,
         "tie_break": tie_break,
         "min_frequency": min_frequency,
         "counting_seconds": round(counting_seconds, 3),

@@ -27,7 +27,8 @@ def cmd_counts(args: Any) -> int:
         counts = ChunkCounts.load(args.inputs[0])
         for chunk, n in counts.most_common(args.top):
             print(f"{n}\t{chunk!r}")
-    exact = "exact" if counts.exact else f"approximate, undercount <= {counts.max_undercount}"
+    exact = "exact" if counts.exact else (f"approximate, undercount <= {counts.max_undercount}"
+                                           f", pair undercount <= {counts.max_pair_undercount}")
     print(f"{getattr(args, 'output', None) or args.inputs[0]}: {len(counts)} distinct chunks, "
           f"{counts.total} occurrences ({exact}), pre-tokenizer {counts.pretokenizer.name}", file=sys.stderr)
     return 0

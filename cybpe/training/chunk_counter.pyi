@@ -50,8 +50,14 @@ class ChunkCounter:
     def sorted_arrays(self) -> tuple[list[bytes], npt.NDArray[np.int64]]: ...
     def get(self, chunk: bytes, default: Optional[int] = 0) -> Optional[int]: ...
     def __eq__(self, other: object) -> bool: ...
-    def prune(self, min_count: int) -> tuple[int, int]:
-        """Drop chunks counted fewer than ``min_count`` times; (chunks, occurrences) dropped."""
+    def prune(self, min_count: int) -> tuple[int, int, int]:
+        """Drop chunks counted fewer than ``min_count`` times; (chunks, occurrences, pair
+        positions) dropped."""
+    @property
+    def growth_bytes(self) -> int:
+        """Bytes the next growth of the table can add for a moment (a doubled slot array)."""
+    def kth_largest_count(self, k: int) -> int:
+        """The k-th largest count (1-based); 0 when there are fewer than k entries."""
     def count_array(self) -> npt.NDArray[np.int64]: ...
     @property
     def arena_bytes(self) -> int: ...

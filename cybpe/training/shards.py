@@ -30,6 +30,11 @@ from cybpe.io.readers import detect_compression, is_url, iter_text, open_raw
 BLOCK_CHARS = 1 << 22  # ~4 M characters per block counted at once (sent to a worker)
 CUT_WINDOW = 512  # characters split on each side of a candidate cut
 _CUT_CANDIDATE = regex.compile(r"\n(?=\S)")
+#: Where blocks may also be cut when a long stretch of text has no newline cut (one giant line,
+#: or every newline followed by a space): before a space or tab that ends a non-space run and
+#: starts the next. Only :func:`read_blocks` uses it; shards map bytes to text by newlines.
+_FALLBACK_CANDIDATE = regex.compile(r"(?<=\S)(?=[ \t]\S)")
+CUT_TRIES = 32  # candidate cuts of each kind judged per stretch of text read (see read_blocks)
 _LEFT_BYTES = 4 * CUT_WINDOW  # at least CUT_WINDOW characters of UTF-8
 _SEARCH_BYTES = 1 << 16  # read this much past a target for the first safe cut, then more
 
@@ -48,9 +53,17 @@ class Shard(NamedTuple):
         return f"Shard({os.fspath(self.source)!r}, {self.start}..{end})"
 
 
-def safe_cut(text: str, split: Callable[[str], list], start: int) -> int:
-    """A cut position ≥ start where splitting halves equals splitting the whole, or -1."""
-    for m in _CUT_CANDIDATE.finditer(text, start):
+def safe_cut(text: str, split: Callable[[str], list], start: int,
+             candidates: "regex.Pattern[str]" = _CUT_CANDIDATE, tries: Optional[int] = None) -> int:
+    """A cut position ≥ start where splitting halves equals splitting the whole, or -1.
+
+    Only the ``candidates`` positions are tried (by default just after a newline that a
+    non-space character follows), at most ``tries`` of them when given."""
+    for m in candidates.finditer(text, start):
+        if tries is not None:
+            if tries <= 0:
+                return -1
+            tries -= 1
         cut = m.end()
         lo, hi = max(0, cut - CUT_WINDOW), min(len(text), cut + CUT_WINDOW)
         if hi - cut < CUT_WINDOW // 4:
@@ -123,21 +136,41 @@ def read_blocks(
     block_chars: int = BLOCK_CHARS,
 ) -> Iterator[str]:
     """Yield the text of a file, URL or Shard in blocks of about ``block_chars`` characters,
-    cut at safe places (never held whole). Invalid UTF-8 raises CorpusError."""
+    cut at safe places (never held whole). Invalid UTF-8 raises CorpusError.
+
+    A block ends at the first safe newline cut after ``block_chars`` characters; when the text
+    runs an eighth further without one, at the first safe cut before a space (so a file that is one
+    giant line, or whose newlines are all followed by spaces, is still read in blocks). A text
+    with neither is held until one comes."""
     if isinstance(source, Shard):
         check_shard(source)
         source, start, end = source.source, source.start, source.end
     else:
         start, end = 0, None
     buffer = ""
+    # Candidates before these positions were judged already (not safe), so that a long text
+    # without a cut is searched once, not once per read (which was quadratic).
+    # A pre-tokenizer whose pieces run across newlines and spaces (superbpe) refuses every cut,
+    # and each refusal splits 2 * CUT_WINDOW characters three times: judging every candidate of
+    # every read was measured at 25 s for 30 kB (block_chars=3000, superbpe). So at most
+    # CUT_TRIES candidates of each kind are judged per ``step`` characters read, and a text that
+    # refuses them all is held whole, as it was.
+    step = max(8 * CUT_WINDOW, block_chars // 8)
+    searched, fallback_at = block_chars, block_chars + step
     for text in iter_text(source, errors, start=start, end=end):
         buffer += text
         while len(buffer) >= block_chars:
-            cut = safe_cut(buffer, split, block_chars)
+            cut = safe_cut(buffer, split, searched, tries=CUT_TRIES)
+            if cut < 0 and len(buffer) >= fallback_at:
+                cut = safe_cut(buffer, split, fallback_at - step, _FALLBACK_CANDIDATE, CUT_TRIES)
+                if cut < 0:
+                    fallback_at = len(buffer) + step
             if cut < 0:
+                searched = max(searched, len(buffer) - CUT_WINDOW)
                 break
             yield buffer[:cut]
             buffer = buffer[cut:]
+            searched, fallback_at = block_chars, block_chars + step
     if buffer:
         yield buffer
 

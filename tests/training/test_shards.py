@@ -125,3 +125,26 @@ def test_bad_arguments(tmp_path):
     assert cybpe.shards(path, 4) == [cybpe.Shard(path)]  # too small to cut
     with pytest.raises(cybpe.errors.CorpusError, match="no such file"):
         cybpe.shards(tmp_path / "missing.txt", 2)
+
+
+@pytest.mark.parametrize("pretokenizer", ["cl100k", "gpt2", "o200k", "llama3", "gpt4-digits-rtl", "abugida",
+                                          "superbpe"])
+def test_blocks_of_a_text_without_newline_cuts_are_cut_before_spaces_exactly(tmp_path, pretokenizer):
+    from cybpe.training.shards import cut_splitter, read_blocks
+    from cybpe.pretokenize.registry import get_pretokenizer
+
+    split = cut_splitter(get_pretokenizer(pretokenizer))
+    rng = random.Random(11)
+    texts = dict(_adversarial_texts(rng))
+    # every newline followed by a space: no newline cut anywhere (the 10 M-words corpus's shape)
+    texts["newline then space"] = "\n".join(" " + " ".join(
+        "".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(6)) for _ in range(50))
+        for _ in range(400))
+    for name, text in texts.items():
+        path = tmp_path / "blocks.txt"
+        path.write_bytes(text.encode("utf-8"))
+        blocks = list(read_blocks(path, split, block_chars=3000))
+        assert "".join(blocks) == text, name
+        assert [p for b in blocks for p in split(b)] == split(text), name
+        if pretokenizer in ("cl100k", "o200k") and name in ("newline then space", "one giant line"):
+            assert len(blocks) > 5, (name, len(blocks))  # cut before spaces, not held whole

@@ -55,3 +55,19 @@ def test_train(benchmark, corpus, counts, lib, vocab_size):
                                           initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
             tok.train_from_iterator(corpus, trainer)
     benchmark.pedantic(run, rounds=1, iterations=1)
+
+
+def test_train_superbpe(benchmark, corpus):
+    """SuperBPE to 32768 with stage 1 to 24576, beside plain training to 32768 (same group); the
+    stage times land in extra_info (``--benchmark-json``): stage 2 against the plain run is the
+    README's ratio."""
+    benchmark.group = f"train {MB} MB vocab 32768"
+    stages = []
+
+    def run():
+        tok = cybpe.train(corpus, 32768, "cl100k", workers=2, progress=False, superword_from=24576)
+        stages[:] = tok.metadata["training"]["stages"]
+
+    benchmark.pedantic(run, rounds=1, iterations=1)
+    benchmark.extra_info["stage1_seconds"] = stages[0]["seconds"]
+    benchmark.extra_info["stage2_seconds"] = stages[1]["seconds"]

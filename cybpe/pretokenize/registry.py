@@ -50,6 +50,7 @@ BUILTIN_PLUGINS = (
     "cybpe_pretokenizers.gpt4_digits_rtl",
     "cybpe_pretokenizers.abugida",
     "cybpe_pretokenizers.custom_regex",
+    "cybpe_pretokenizers.superbpe",
 )
 #: The built-in encodings plugin (``cybpe.get_encoding``), in the ``cybpe.encodings`` group.
 BUILTIN_ENCODING_PLUGINS = ("cybpe.encodings.known_encodings",)

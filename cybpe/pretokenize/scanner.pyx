@@ -19,7 +19,7 @@
 # * scan_all has one loop per kind rather than a switch per piece (+10%). gcc does not inline
 #   the scanner bodies (too large), so the flags (digits, marks, end-of-text-first) stay
 #   arguments; they are perfectly predicted branches.
-# * Right-to-left digit groups (gpt4-digits-rtl) stay linear without state: at a number
+# * Right-to-left digit groups (gpt4-digits-rtl, superbpe) stay linear without state: at a number
 #   character whose predecessor is also a number we are inside a run whose remaining length is
 #   a multiple of three, so the group is the next three characters; only the first group of a
 #   run scans to the run end to find its length modulo three.
@@ -79,7 +79,7 @@ cdef extern from *:
 
 SCANNER_NAMES = (
     "gpt2", "cl100k", "o200k", "llama3", "qwen2", "gpt4-digits1", "gpt4-digits2",
-    "gpt4-digits3", "gpt4-digits-rtl", "abugida",
+    "gpt4-digits3", "gpt4-digits-rtl", "abugida", "superbpe",
 )
 # Scanner kinds: indexes into SCANNER_NAMES, private to this module (other modules dispatch
 # through BaseScanner.scan_all).
@@ -94,6 +94,7 @@ cdef enum:
     SCAN_GPT4_DIGITS3 = 7
     SCAN_GPT4_DIGITS_RTL = 8
     SCAN_ABUGIDA = 9
+    SCAN_SUPERBPE = 10
 
 _KIND_OF_NAME = {name: kind for kind, name in enumerate(SCANNER_NAMES)}
 
@@ -289,6 +290,25 @@ cdef inline Py_ssize_t scan_gpt2(const uint8_t* s, Py_ssize_t n, Py_ssize_t i) n
     return whitespace_end(s, n, i, False, True)
 
 
+cdef inline Py_ssize_t number_group_end(const uint8_t* s, Py_ssize_t n, Py_ssize_t i,
+                                         Py_ssize_t j) noexcept nogil:
+    """End of the right-to-left group of 1-3 numbers that starts at i (\\p{N}, ending at j).
+
+    Inside a run (the predecessor is a number too) the rest of the run is a multiple of three,
+    so the group is three numbers; the run's first group scans to the run end for its length.
+    """
+    cdef Py_ssize_t k, q, count
+    if i > 0 and (class_before(s, n, i) & CYBPE_N):
+        return skip_numbers(s, n, j, 2)
+    k = j
+    count = 1
+    while k < n and (class_at(s, n, k, &q) & CYBPE_N):
+        k = q
+        count += 1
+    count = count % 3
+    return skip_numbers(s, n, j, (count if count else 3) - 1)
+
+
 cdef inline Py_ssize_t scan_gpt4(const uint8_t* s, Py_ssize_t n, Py_ssize_t i, int digits,
                                  bint marks, bint end_of_text_first) noexcept nogil:
     # cl100k:  '(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+
@@ -296,7 +316,7 @@ cdef inline Py_ssize_t scan_gpt4(const uint8_t* s, Py_ssize_t n, Py_ssize_t i, i
     # digits:  1, 2 or 3 for \p{N}{1,digits}+; 0 for whole \p{N}++ runs cut in threes from the right.
     # marks:   abugida: words are [\p{L}\p{M}]++, and \p{M} leaves the prefix and punctuation classes.
     # end_of_text_first: False for the Llama-3/Qwen2 strings (\s*[\r\n]+ before \s+(?!\S)).
-    cdef Py_ssize_t j, j2, e, k, count
+    cdef Py_ssize_t j, j2, e
     cdef uint32_t word = CYBPE_L | CYBPE_M if marks else CYBPE_L
     cdef uint32_t not_prefix = CYBPE_CRLF | CYBPE_N | word
     cdef uint32_t not_punct = CYBPE_S | CYBPE_N | word
@@ -319,15 +339,7 @@ cdef inline Py_ssize_t scan_gpt4(const uint8_t* s, Py_ssize_t n, Py_ssize_t i, i
     if c & CYBPE_N:
         if digits > 0:
             return skip_numbers(s, n, j, digits - 1)
-        if i > 0 and (class_before(s, n, i) & CYBPE_N):
-            return skip_numbers(s, n, j, 2)  # inside a run: the rest is a multiple of three
-        k = j
-        count = 1
-        while k < n and (class_at(s, n, k, &j2) & CYBPE_N):
-            k = j2
-            count += 1
-        count = count % 3
-        return skip_numbers(s, n, j, (count if count else 3) - 1)
+        return number_group_end(s, n, i, j)
     # ' ?[^\s\p{L}\p{N}]++[\r\n]*+'
     if (c & CYBPE_SPACE) and j < n:
         c2 = class_at(s, n, j, &j2)
@@ -416,6 +428,14 @@ cdef inline Py_ssize_t scan_o200k(const uint8_t* s, Py_ssize_t n, Py_ssize_t i) 
     return whitespace_end(s, n, i, False, False)
 
 
+cdef inline Py_ssize_t scan_superbpe(const uint8_t* s, Py_ssize_t n, Py_ssize_t i) noexcept nogil:
+    # \p{N}++|[^\p{N}]++, each number run then cut into groups of three from the right
+    cdef Py_ssize_t j
+    if class_at(s, n, i, &j) & CYBPE_N:
+        return number_group_end(s, n, i, j)
+    return skip_out(s, n, j, CYBPE_N)
+
+
 cdef Py_ssize_t scan_next(int kind, const uint8_t* s, Py_ssize_t n, Py_ssize_t pos) noexcept nogil:
     if kind == SCAN_CL100K or kind == SCAN_GPT4_DIGITS3:
         return scan_gpt4(s, n, pos, 3, False, True)
@@ -435,6 +455,8 @@ cdef Py_ssize_t scan_next(int kind, const uint8_t* s, Py_ssize_t n, Py_ssize_t p
         return scan_gpt4(s, n, pos, 0, False, True)
     if kind == SCAN_ABUGIDA:
         return scan_gpt4(s, n, pos, 3, True, True)
+    if kind == SCAN_SUPERBPE:
+        return scan_superbpe(s, n, pos)
     return n  # unknown kind: one piece (never reached through Scanner)
 
 
@@ -486,6 +508,10 @@ cdef Py_ssize_t scan_kind_all(int kind, const uint8_t* s, Py_ssize_t n,
         while pos < n:
             pos = scan_gpt4(s, n, pos, 3, True, True)
             if push_end(ends, capacity, &count, pos): return SCAN_NO_MEMORY
+    elif kind == SCAN_SUPERBPE:
+        while pos < n:
+            pos = scan_superbpe(s, n, pos)
+            if push_end(ends, capacity, &count, pos): return SCAN_NO_MEMORY
     else:
         if n and push_end(ends, capacity, &count, n): return SCAN_NO_MEMORY
     return count
@@ -521,7 +547,8 @@ cdef class Scanner(BaseScanner):
     """A compiled splitter with exactly the spans of one built-in pre-tokenizer pattern.
 
     ``Scanner("cl100k").split_spans(text)`` equals the ``regex.finditer`` spans of the
-    cl100k pattern; ``gpt4-digits-rtl`` also applies its right-to-left digit grouping.
+    cl100k pattern; ``gpt4-digits-rtl`` and ``superbpe`` also apply their right-to-left digit
+    grouping.
     Immutable: every method is safe to call from several threads at once.
     """
 

@@ -66,6 +66,16 @@ VM (shared with other jobs, so figures move by +-5% between runs).
   MiB (the pool had grown by 273 MiB over the 230 MiB of the initial lists). The merge loop on
   50 MB of ``mixed-train.txt.xz`` (32,768 tokens, CPU best of 3, alternating with main's build
   twice) took 1.40 / 1.55 s against main's 1.79 / 2.08 s, after byte nodes as well.
+* Loading token sequences (``load_tokens``: resuming with ``replay="encode"``, as SuperBPE's stage
+  2 does) counts the initial pairs by grouping the pair sites by their left token (a stable
+  counting sort, so occurrence lists stay in node order), each site carrying its node, right
+  token and chunk, then tallying each group's right tokens in dense per-token arrays: one
+  pair-table insert per distinct pair (slots prefetched per group) and a table sized once. It
+  hashed every site twice into a table grown one pair at a time (3.0 M distinct pairs, 256 MB of
+  slots) and read each site's weight through its node: 50 M characters of ``mixed-train.txt.xz``
+  after stage 1 to 24,576 tokens (13.2 M token nodes), ``load_tokens`` 6.96 s -> 1.80 s wall on
+  the loaded 2-core machine (5.56 s with the grouping alone: the weight reads through the nodes
+  missed the cache), the same merges and statistics.
 * Transparent huge pages (madvise) were tried against the TLB misses, but this VM grants none, so
   there is no measurement and no code for them. The GIL is released for the loop and taken back
   only to call ``progress`` every ``PROGRESS_EVERY`` merges.
@@ -511,48 +521,121 @@ cdef int fill_initial_pairs(Trainer* t, count_t* pair_count, int64_t* pair_n,
 
 cdef int count_initial_token_pairs(Trainer* t) noexcept nogil:
     """Pair counts and sorted occurrence lists when the nodes hold any token ids (resuming from
-    segmented chunks): two passes through the pair table instead of the dense byte-pair table."""
+    segmented chunks); the heap (performance notes: "Loading token sequences")."""
+    cdef int64_t n_tok = t.tokens.n
+    cdef int64_t* group = <int64_t*>calloc(n_tok + 1, sizeof(int64_t))
+    cdef int64_t* cursor = <int64_t*>malloc(max(n_tok, 1) * sizeof(int64_t))
+    cdef int64_t* tally_n = <int64_t*>calloc(max(n_tok, 1), sizeof(int64_t))
+    cdef count_t* tally_count = <count_t*>calloc(max(n_tok, 1), sizeof(count_t))
+    cdef int32_t* touched = <int32_t*>malloc(max(n_tok, 1) * sizeof(int32_t))
+    cdef int32_t* sites = NULL
+    cdef int rc = ERR_NOMEM
+    if group != NULL and cursor != NULL and tally_n != NULL and tally_count != NULL and touched != NULL:
+        rc = group_token_sites(t, group, cursor, &sites)
+        if rc == 0 and group[n_tok] > 0:
+            rc = fill_token_pairs(t, group, cursor, tally_n, tally_count, touched, sites)
+    free(group)
+    free(cursor)
+    free(tally_n)
+    free(tally_count)
+    free(touched)
+    free(sites)
+    return rc
+
+
+cdef int group_token_sites(Trainer* t, int64_t* group, int64_t* cursor,
+                           int32_t** sites) noexcept nogil:
+    """Every pair site (a live node and the token after it in its chunk), grouped by the left
+    token with a stable counting sort: site ``k`` of ``group[a]:group[a + 1]`` (in node order)
+    is ``sites[3k:3k + 3]`` = (node, right token, chunk)."""
     cdef ByteNode* nodes = t.nodes
-    cdef int64_t i, s, block, n_live = 0
-    cdef node_t j
-    cdef uint64_t key
-    cdef PairSlot* slot
-    cdef int cls
+    cdef const int32_t* length = t.tokens.length
+    cdef int64_t n_tok = t.tokens.n, i, j, a, k, total = 0
+    cdef token_t sym
     for i in range(t.n_nodes):
-        j = token_after(t, <node_t>i) if nodes[i].sym >= 0 else -1
-        if j >= 0:
-            if pairs_reserve(&t.pairs, 1) != 0:
-                return ERR_NOMEM
-            slot = &t.pairs.slots[pairs_find_or_add(&t.pairs, pair_key(nodes[i].sym, nodes[j].sym))]
-            slot.count += t.weight[nodes[i].chunk]
-            slot.occ_len += 1
-    if t.pairs.slots == NULL:   # no chunk has two tokens
-        return 0
-    if grow_array(<void**>&t.heap.data, &t.heap.cap, t.pairs.live + 1, sizeof(HeapEntry)) != 0:
+        sym = nodes[i].sym
+        if sym >= 0:
+            j = i + length[sym]
+            if j < t.n_nodes and nodes[j].chunk == nodes[i].chunk:
+                group[sym + 1] += 1
+    for a in range(n_tok):
+        group[a + 1] += group[a]
+        cursor[a] = group[a]
+    total = group[n_tok]
+    sites[0] = <int32_t*>malloc(max(total, 1) * 3 * sizeof(int32_t))
+    if sites[0] == NULL:
         return ERR_NOMEM
-    for s in range(<int64_t>(t.pairs.mask + 1)):
-        slot = &t.pairs.slots[s]
-        if slot.key == EMPTY_KEY:
-            continue
-        cls = occ_class_for(slot.occ_len)
-        block = pool_alloc(&t.pool, cls)
-        if block < 0:
-            return ERR_NOMEM
-        slot.occ_block = <uint32_t>block
-        slot.occ_class = <uint8_t>cls
-        slot.occ_len = 0
-        t.heap.data[t.heap.size].count = slot.count
-        t.heap.data[t.heap.size].key = slot.key
-        t.heap.size += 1
     for i in range(t.n_nodes):
-        j = token_after(t, <node_t>i) if nodes[i].sym >= 0 else -1
-        if j >= 0:
-            key = pair_key(nodes[i].sym, nodes[j].sym)
-            slot = &t.pairs.slots[pairs_find(&t.pairs, key)]
-            pool_block(&t.pool, slot.occ_block)[slot.occ_len] = <node_t>i
-            slot.occ_len += 1
-    for i in range(t.heap.size // 2 - 1, -1, -1):
-        heap_sift_down(&t.heap, i)
+        sym = nodes[i].sym
+        if sym >= 0:
+            j = i + length[sym]
+            if j < t.n_nodes and nodes[j].chunk == nodes[i].chunk:
+                k = 3 * cursor[sym]
+                sites[0][k] = <int32_t>i
+                sites[0][k + 1] = nodes[j].sym
+                sites[0][k + 2] = nodes[i].chunk
+                cursor[sym] += 1
+    return 0
+
+
+cdef int fill_token_pairs(Trainer* t, const int64_t* group, int64_t* cursor, int64_t* tally_n,
+                          count_t* tally_count, int32_t* touched, const int32_t* sites) noexcept nogil:
+    """The pair slots, occurrence lists and heap from the grouped sites: per left token, its
+    right tokens are tallied in dense arrays (``tally_*``, all zero on entry and on return)."""
+    cdef int64_t n_tok = t.tokens.n, a, k, m, n_touched, n_distinct = 0, block
+    cdef int32_t b
+    cdef int cls
+    cdef PairSlot* slot
+    for a in range(n_tok):           # the distinct pairs, to size the table and heap once
+        n_touched = 0
+        for k in range(group[a], group[a + 1]):
+            b = sites[3 * k + 1]
+            if tally_n[b] == 0:
+                touched[n_touched] = b
+                n_touched += 1
+            tally_n[b] = 1
+        for m in range(n_touched):
+            tally_n[touched[m]] = 0
+        n_distinct += n_touched
+    if pairs_reserve(&t.pairs, n_distinct) != 0:
+        return ERR_NOMEM
+    if grow_array(<void**>&t.heap.data, &t.heap.cap, n_distinct + 1, sizeof(HeapEntry)) != 0:
+        return ERR_NOMEM
+    for a in range(n_tok):
+        n_touched = 0
+        for k in range(group[a], group[a + 1]):
+            b = sites[3 * k + 1]
+            if tally_n[b] == 0:
+                touched[n_touched] = b
+                n_touched += 1
+            tally_n[b] += 1
+            tally_count[b] += t.weight[sites[3 * k + 2]]
+        for m in range(n_touched):   # the slots are cache misses: ask for them all first
+            prefetch_write(&t.pairs.slots[home_slot(&t.pairs, pair_key(<token_t>a, touched[m]))])
+        for m in range(n_touched):
+            b = touched[m]
+            slot = &t.pairs.slots[pairs_find_or_add(&t.pairs, pair_key(<token_t>a, b))]
+            cls = occ_class_for(tally_n[b])
+            block = pool_alloc(&t.pool, cls)
+            if block < 0:
+                return ERR_NOMEM
+            slot.occ_block = <uint32_t>block
+            slot.occ_class = <uint8_t>cls
+            slot.occ_len = <int32_t>tally_n[b]
+            slot.count = tally_count[b]
+            cursor[b] = block * OCC_UNIT   # the pool does not move until the next group
+            t.heap.data[t.heap.size].count = slot.count
+            t.heap.data[t.heap.size].key = slot.key
+            t.heap.size += 1
+        for k in range(group[a], group[a + 1]):
+            b = sites[3 * k + 1]
+            t.pool.base[cursor[b]] = sites[3 * k]
+            cursor[b] += 1
+        for m in range(n_touched):
+            tally_n[touched[m]] = 0
+            tally_count[touched[m]] = 0
+    for k in range(t.heap.size // 2 - 1, -1, -1):
+        heap_sift_down(&t.heap, k)
     return 0
 
 
@@ -1041,20 +1124,27 @@ def _built_in_order(forced, seeds):
 
 
 def _segment(chunk_list, weight_array, seeds, forced, byte_order):
-    """The chunks of >= 2 bytes encoded with the forced merges: (internal ids, starts, weights)."""
+    """The chunks of >= 2 bytes encoded with the forced merges: (internal ids, starts, weights).
+
+    Each chunk is encoded part by part between its seams (places between two bytes that no token
+    holds side by side, where no merge can reach across), each distinct part once: the same ids
+    as encoding whole chunks, several times faster on long ones (see cybpe/training/replay.pyx).
+    """
     from cybpe.encode.encoder import RankEncoder
+    from cybpe.training.replay import encode_at_seams, joined_pairs
 
     keep = [i for i, chunk in enumerate(chunk_list) if len(chunk) >= 2]
     tokens = [bytes([b]) for b in range(256)] + seeds
     encoder = RankEncoder(tokens, forced, whole_piece_lookup=False)
     ends = np.cumsum(np.array([len(chunk_list[i]) for i in keep], dtype=np.int64))
-    ids = encoder.encode_utf8(b"".join([chunk_list[i] for i in keep]), ends).astype(np.int64)
-    token_end = np.cumsum(np.array([len(t) for t in tokens], dtype=np.int64)[ids])
-    starts = np.zeros(len(keep) + 1, dtype=np.int64)
-    starts[1:] = np.searchsorted(token_end, ends, side="left") + 1
-    internal = np.arange(len(tokens), dtype=np.int32)
-    internal[np.array(byte_order, dtype=np.int64)] = np.arange(256, dtype=np.int32)
-    return (np.ascontiguousarray(internal[ids], dtype=np.int32), starts,
+    ids, starts = encode_at_seams(encoder, b"".join([chunk_list[i] for i in keep]), ends,
+                                  joined_pairs(seeds))
+    ids = ids.view(np.int32)  # ids < 2**31
+    if list(byte_order) != list(range(256)):
+        internal = np.arange(len(tokens), dtype=np.int32)
+        internal[np.array(byte_order, dtype=np.int64)] = np.arange(256, dtype=np.int32)
+        ids = internal[ids]
+    return (np.ascontiguousarray(ids, dtype=np.int32), starts,
             np.ascontiguousarray(weight_array[np.array(keep, dtype=np.int64)], dtype=np.int64))
 
 

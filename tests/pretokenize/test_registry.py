@@ -19,7 +19,8 @@ from cybpe.errors import (
     UnknownPreTokenizerError,
 )
 
-BUILTINS = {"gpt2", "cl100k", "o200k", "llama3", "qwen2", "gpt4-digits", "gpt4-digits-rtl", "abugida", "regex"}
+BUILTINS = {"gpt2", "cl100k", "o200k", "llama3", "qwen2", "gpt4-digits", "gpt4-digits-rtl", "abugida", "regex",
+            "superbpe"}
 
 
 def test_builtins_are_listed_with_their_distribution():

@@ -1,7 +1,7 @@
 """The compiled scanners split exactly like the regex patterns they replace.
 
 The oracle is the pre-tokenizer's own regex path (``with_regex_only()``, which for
-``gpt4-digits-rtl`` includes its right-to-left refine). Inputs: the shared evaluation corpora
+``gpt4-digits-rtl`` and ``superbpe`` include their right-to-left refine). Inputs: the shared evaluation corpora
 and a slice of the training corpus, hypothesis text, a hostile-alphabet fuzzer (every ``\\s``
 kind, CR/LF mixtures, contractions in every case and ``'ſ``, every letter case class, marks on
 many scripts, emoji sequences, digits of other scripts, lone surrogates) and long runs.
@@ -81,7 +81,7 @@ kinds = pytest.mark.parametrize("name", SCANNER_NAMES)
 # -- API --------------------------------------------------------------------------------------
 
 def test_names_and_kinds():
-    assert len(set(SCANNER_NAMES)) == len(SCANNER_NAMES) == 10
+    assert len(set(SCANNER_NAMES)) == len(SCANNER_NAMES) == 11
     assert [Scanner(n).kind for n in SCANNER_NAMES] == list(range(len(SCANNER_NAMES)))
     assert Scanner("o200k").name == "o200k"
 
@@ -176,7 +176,7 @@ def test_corpus_files_whole(name, shared_dir):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["cl100k", "o200k"])
+@pytest.mark.parametrize("name", ["cl100k", "o200k", "superbpe"])
 def test_training_corpus_slice(name, shared_dir):
     with lzma.open(shared_dir / "corpora" / "train" / "mixed-train.txt.xz", "rt", encoding="utf-8") as f:
         text = f.read(6_000_000)  # characters: about 7 MB of UTF-8
@@ -283,6 +283,39 @@ def test_scanners_stay_linear(name):
         ends = scanner(name).split_utf8(data)
         elapsed = time.perf_counter() - t0
         assert ends[-1] == len(data) and elapsed < 2.0, f"{atom!r}: {elapsed:.2f} s"
+
+
+# -- superbpe: also equal to its one-regex export pattern -------------------------------------
+
+SUPERBPE_EDGES = ["", "1", "12", "123", "1234", "123456", "1" * 100, "x" + "9" * 31 + "y", "½" * 7,
+                  "١٢٣٤٥", "Ⅻⅻ½²", "12½3", "a\ud800" + "1234" + "\udfff", "\ud800\udfff",
+                  "By the way, I am 1234567 km: ok\n\tno", "000 0000", "१२३४ ૧૨ 〇〇〇〇", "\U0001d7ce" * 5]
+
+
+def digit_heavy_strings(seed: int, count: int) -> list[str]:
+    rng = random.Random(seed)
+    alphabet = list("0123456789") + ["١", "٢", "१", "½", "²", "Ⅻ", "〇", "\U0001d7ce", "a", " ", ".",
+                                     "\n", "é", "中", "\u0301", "\ud800"]
+    return ["".join(rng.choice(alphabet) for _ in range(rng.randrange(0, 80))) for _ in range(count)]
+
+
+def test_superbpe_equals_its_export_pattern(shared_dir):
+    """The lookahead export pattern (quadratic on long runs, so short texts only) gives the same
+    spans as the scanner: what tiktoken and HF read is what cybpe counts and encodes."""
+    export = regex.compile(cybpe.get_pretokenizer("superbpe").export_pattern)
+    texts = (SUPERBPE_EDGES + digit_heavy_strings(seed=17, count=3000) + hostile_strings(seed=18, count=2000)
+             + [path.read_text(encoding="utf-8")[:16_000] for path in _eval_files(shared_dir)])
+    for text in texts:
+        assert scanner("superbpe").split_spans(text) == [m.span() for m in export.finditer(text)], text[:80]
+        assert_same_split("superbpe", text, "edges and digit-heavy text")
+
+
+def test_superbpe_long_number_runs():
+    """A million digits (of several scripts) and document-long pieces without a number."""
+    for run in ("7" * 1_000_001, "١٢" * 500_000, "½" * 999_999):
+        for text in (run, "a " + run + " b", run + "x" + run[:4]):
+            assert_same_split("superbpe", text, f"run of {run[0]!r}")
+    assert scanner("superbpe").split("word " * 200_000) == ["word " * 200_000]
 
 
 # -- the registry wires the scanners in -------------------------------------------------------

@@ -198,8 +198,10 @@ def train(
         if isinstance(corpus, (os.PathLike, Shard)):
             corpus = [corpus]  # one file or folder
         with Progress(show, "counting", unit="B") as bar:
+            # Without a bar, no progress callback: its UTF-8 sizes encoded every text once more
+            # (0.9 s of the 3.0 s to train 50 MB / 418 k documents to 32768 tokens).
             count_corpus(counts, corpus, workers=workers, errors=errors,
-                         progress=lambda n: bar.advance(n))
+                         progress=bar.advance if show else None)
     counting_seconds = time.perf_counter() - started
     if len(counts) == 0:
         raise TrainingError("the corpus is empty: the pre-tokenizer produced no chunks")

@@ -44,6 +44,15 @@ def _add_bounds(a: Optional[int], b: Optional[int]) -> Optional[int]:
     return None if a is None or b is None else a + b
 
 
+def _bounds_of(saved: Mapping[str, Any]) -> dict[str, Any]:
+    """The undercount bounds of a saved file's metadata, as ``__setstate__`` takes them (a file
+    without ``max_pair_undercount`` leaves it to ``__setstate__``'s default)."""
+    bounds = {"max_undercount": saved.get("max_undercount", 0)}
+    if "max_pair_undercount" in saved:
+        bounds["max_pair_undercount"] = saved["max_pair_undercount"]
+    return bounds
+
+
 def _by_count(pair: tuple[bytes, int]) -> int:
     return pair[1]
 
@@ -517,9 +526,7 @@ class ChunkCounts:
         new = cls.__new__(cls)
         try:
             new.__setstate__({"spec": meta["pretokenizer"], "special_tokens": meta["special_tokens"],
-                              "table": table, "max_undercount": meta.get("max_undercount", 0),
-                              **({"max_pair_undercount": meta["max_pair_undercount"]}
-                                 if "max_pair_undercount" in meta else {})})
+                              "table": table, **_bounds_of(meta)})
         except FormatError:
             raise
         except (KeyError, TypeError, ValueError, LookupError) as exc:
@@ -541,10 +548,7 @@ class ChunkCounts:
             if not isinstance(spec, dict) or not isinstance(specials, list) or not isinstance(chunks, list):
                 raise FormatError(f"{path}: corrupt chunk-counts file (pretokenizer, special_tokens "
                                   "or chunks of the wrong type)")
-            new.__setstate__({"spec": spec, "special_tokens": specials, "counts": {},
-                              "max_undercount": doc.get("max_undercount", 0),
-                              **({"max_pair_undercount": doc["max_pair_undercount"]}
-                                 if "max_pair_undercount" in doc else {})})
+            new.__setstate__({"spec": spec, "special_tokens": specials, "counts": {}, **_bounds_of(doc)})
             pairs: list[tuple[bytes, int]] = []
             for i, entry in enumerate(chunks):
                 if not isinstance(entry, list) or len(entry) != 2 or not isinstance(entry[0], str):

@@ -578,6 +578,26 @@ cdef int group_token_sites(Trainer* t, int64_t* group, int64_t* cursor,
     return 0
 
 
+cdef inline int64_t tally_right_tokens(const int32_t* sites, int64_t start, int64_t stop,
+                                       const count_t* weight, int64_t* tally_n,
+                                       count_t* tally_count, int32_t* touched) noexcept nogil:
+    """Tally the right tokens of the sites ``start:stop`` (grouped by left token): occurrences in
+    ``tally_n`` and, when ``weight`` is given, the chunks' weights in ``tally_count``; each right
+    token seen for the first time is listed in ``touched``. Returns how many were listed; the
+    caller zeroes the tallies of the listed tokens."""
+    cdef int64_t k, n_touched = 0
+    cdef int32_t b
+    for k in range(start, stop):
+        b = sites[3 * k + 1]
+        if tally_n[b] == 0:
+            touched[n_touched] = b
+            n_touched += 1
+        tally_n[b] += 1
+        if weight != NULL:
+            tally_count[b] += weight[sites[3 * k + 2]]
+    return n_touched
+
+
 cdef int fill_token_pairs(Trainer* t, const int64_t* group, int64_t* cursor, int64_t* tally_n,
                           count_t* tally_count, int32_t* touched, const int32_t* sites) noexcept nogil:
     """The pair slots, occurrence lists and heap from the grouped sites: per left token, its
@@ -587,13 +607,7 @@ cdef int fill_token_pairs(Trainer* t, const int64_t* group, int64_t* cursor, int
     cdef int cls
     cdef PairSlot* slot
     for a in range(n_tok):           # the distinct pairs, to size the table and heap once
-        n_touched = 0
-        for k in range(group[a], group[a + 1]):
-            b = sites[3 * k + 1]
-            if tally_n[b] == 0:
-                touched[n_touched] = b
-                n_touched += 1
-            tally_n[b] = 1
+        n_touched = tally_right_tokens(sites, group[a], group[a + 1], NULL, tally_n, NULL, touched)
         for m in range(n_touched):
             tally_n[touched[m]] = 0
         n_distinct += n_touched
@@ -602,14 +616,8 @@ cdef int fill_token_pairs(Trainer* t, const int64_t* group, int64_t* cursor, int
     if grow_array(<void**>&t.heap.data, &t.heap.cap, n_distinct + 1, sizeof(HeapEntry)) != 0:
         return ERR_NOMEM
     for a in range(n_tok):
-        n_touched = 0
-        for k in range(group[a], group[a + 1]):
-            b = sites[3 * k + 1]
-            if tally_n[b] == 0:
-                touched[n_touched] = b
-                n_touched += 1
-            tally_n[b] += 1
-            tally_count[b] += t.weight[sites[3 * k + 2]]
+        n_touched = tally_right_tokens(sites, group[a], group[a + 1], t.weight, tally_n,
+                                       tally_count, touched)
         for m in range(n_touched):   # the slots are cache misses: ask for them all first
             prefetch_write(&t.pairs.slots[home_slot(&t.pairs, pair_key(<token_t>a, touched[m]))])
         for m in range(n_touched):

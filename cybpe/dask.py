@@ -44,7 +44,9 @@ the client's plus the workers'):
   client in the calling process about 2 s per count; and the tail after the two tasks end,
   1.4-1.6 s at that load: gathering the two partial counts (789 k and 824 k chunks: each half
   of the resampled corpus holds nearly every chunk) 0.5-1.0 s, the client's addition
-  0.4-0.7 s (both tables get a hash index first). Both tasks ran the whole time, ending
+  0.4-0.7 s (both tables got a hash index first; the received one no longer does, see
+  ``table_merge`` in cybpe/training/chunk_counter.pyx: 65-71 ms instead of 74-83 ms to add two
+  unpickled 360 k-chunk counts, idle). Both tasks ran the whole time, ending
   within 0.05-1.2 s of each other. Fetching each result as its task ends (not all at the
   end) brought that tail to 0.75-1.10 s (3 rounds).
 * the cost: one task per thread cannot rebalance when one worker is slower (a busier

@@ -233,6 +233,14 @@ cdef int table_append(ChunkTable* t, const uint8_t* p, int64_t n, int64_t count)
 
 cdef inline int table_add(ChunkTable* t, const uint8_t* p, int64_t n, int64_t count) noexcept nogil:
     """counts[p[0:n]] += count (count >= 0)."""
+    cdef int64_t entry
+    return table_add_entry(t, p, n, count, &entry)
+
+
+cdef inline int table_add_entry(ChunkTable* t, const uint8_t* p, int64_t n, int64_t count,
+                                int64_t* entry) noexcept nogil:
+    """table_add that also says which entry holds the chunk: ``entry[0]`` is its index, or
+    ``-1 - index`` when this call appended it."""
     cdef uint64_t tag = cybpe_chunk_hash(p, <size_t> n, HASH_SEED) >> 32
     cdef uint64_t i = tag & t.mask
     cdef uint64_t slot
@@ -250,11 +258,13 @@ cdef inline int table_add(ChunkTable* t, const uint8_t* p, int64_t n, int64_t co
             if t.offsets[e + 1] - start == n and memcmp(t.arena + start, p, n) == 0:
                 t.counts[e] += count  # cannot overflow: counts[e] <= total
                 t.total += count
+                entry[0] = e
                 return 0
         i = (i + 1) & t.mask
     rc = table_append(t, p, n, count)
     if rc != 0:
         return rc
+    entry[0] = -t.size  # -1 - (t.size - 1)
     t.slots[i] = (tag << 32) | <uint64_t> t.size
     t.total += count
     if <uint64_t> t.size * 3 > (t.mask + 1) * 2:
@@ -289,14 +299,59 @@ cdef int table_count_ends(ChunkTable* t, const uint8_t* s, const int64_t* ends,
 
 
 cdef int table_merge(ChunkTable* t, const ChunkTable* other) noexcept nogil:
-    cdef int64_t e, start
-    cdef int rc
+    """Add every count of ``other`` to ``t`` (indexed). ``other`` may be a loaded table without
+    an index: then a chunk it holds twice is ERR_DUPLICATE (``t`` may be partly updated), found
+    by marking each of ``t``'s entries the first time one of ``other``'s chunks lands on it.
+
+    Performance notes: before, ``other`` got a hash index first only to be checked for
+    duplicates (ChunkCounter._indexed), an insert per chunk into a slot array far larger than
+    the caches: the client's last addition in cybpe.dask indexed both received tables, then
+    merged. The marks cost one bit per entry of the sum, read where the merge is already
+    looking."""
+    cdef int64_t e, start, entry, old_size = t.size, old_total = t.total
+    cdef int rc = 0
+    cdef uint64_t* seen = NULL
+    if other.slots == NULL:
+        seen = <uint64_t*> calloc(<size_t> ((t.size + other.size) // 64 + 1), sizeof(uint64_t))
+        if seen == NULL:
+            return ERR_MEMORY
     for e in range(other.size):
         start = other.offsets[e]
-        rc = table_add(t, other.arena + start, other.offsets[e + 1] - start, other.counts[e])
-        if rc != 0:
-            return rc
-    return 0
+        rc = table_add_entry(t, other.arena + start, other.offsets[e + 1] - start, other.counts[e],
+                             &entry)
+        if rc != 0 or seen == NULL:
+            if rc != 0:
+                break
+            continue
+        if entry < 0:
+            entry = -1 - entry
+        elif seen[entry >> 6] & (1ULL << (entry & 63)):
+            rc = ERR_DUPLICATE
+            break
+        seen[entry >> 6] |= 1ULL << (entry & 63)
+    free(seen)
+    if rc != 0:  # leave t as it was: a failed addition adds nothing
+        table_unmerge(t, other, e + 1 if rc == ERR_DUPLICATE else e, old_size, old_total)
+    return rc
+
+
+cdef void table_unmerge(ChunkTable* t, const ChunkTable* other, int64_t n_added, int64_t old_size,
+                        int64_t old_total) noexcept nogil:
+    """Undo table_merge's first ``n_added`` additions of ``other``'s chunks to ``t``, which held
+    ``old_size`` entries summing to ``old_total`` before (the error path only: it re-finds each
+    chunk, then rebuilds the index without the appended entries)."""
+    cdef int64_t k, start, entry
+    for k in range(n_added):
+        start = other.offsets[k]
+        entry = -1
+        if (table_add_entry(t, other.arena + start, other.offsets[k + 1] - start, 0, &entry) == 0
+                and 0 <= entry < old_size):
+            t.counts[entry] -= other.counts[k]
+    t.size = old_size
+    t.arena_used = t.offsets[old_size]
+    t.total = old_total
+    if table_index(t) != 0:  # no memory for a new index: lookups rebuild it (ChunkCounter._indexed)
+        table_drop_index(t)
 
 
 cdef int table_check(ChunkTable* t) noexcept nogil:
@@ -953,8 +1008,7 @@ cdef class ChunkCounter:
                     other._release()
                     raise
             try:
-                self._indexed()
-                other._indexed()  # its chunks must be distinct too (a loaded table is unchecked)
+                self._indexed()  # other may stay unindexed: table_merge refuses its duplicates
                 with nogil:
                     rc = table_merge(&self.table, &other.table)
             finally:
@@ -970,7 +1024,7 @@ cdef class ChunkCounter:
         cdef int rc
         self._acquire()
         try:
-            self._indexed()  # a duplicate in a loaded table is refused, never summed into one
+            # a duplicate in a loaded table is refused (by table_merge), never summed into one
             rc = table_merge(&new.table, &self.table)
         finally:
             self._release()

@@ -102,6 +102,15 @@ def test_duplicates_and_bad_offsets_are_refused(tmp_path):
                 lambda: one + dup, dup.items, dup.copy, lambda: pickle.loads(pickle.dumps(dup)).items()):
         with pytest.raises(FormatError, match="twice"):
             use()
+    # The duplicate is found mid-addition (the loaded table is not indexed for it): the sum it
+    # was being added to is left as it was, and stays usable.
+    target = cybpe.ChunkCounts("gpt2").update(["ab ab zz ab"])
+    before, total = dict(target.items()), target.total
+    with pytest.raises(FormatError, match="twice"):
+        target += dup
+    assert dict(target.items()) == before and target.total == total
+    target.update(["ab cd"])
+    assert target.table.get(b" cd") == 1 and target.table.get(b"ab") == before[b"ab"] + 1
     bad = bytearray(path.read_bytes())
     struct.pack_into("<q", bad, arrays + 8, 7)  # offsets out of order
     struct.pack_into("<I", bad, arena + 8 + 8, zlib.crc32(bytes(bad[arrays:arena + 8])))

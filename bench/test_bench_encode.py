@@ -1,4 +1,4 @@
-"""Encoding throughput: cybpe vs tiktoken, HF tokenizers, tokie and bpe-openai, same cl100k ranks.
+"""Encoding throughput: cybpe vs tiktoken, HF tokenizers, tokie, bpe-openai and nanotok, same cl100k ranks.
 
 cybpe: the hand-written cl100k scanner; cybpe-pattern: the same pattern string given as a
 custom pre-tokenizer (compiled matcher); cybpe-regex: split by the regex module. Every peer is
@@ -22,7 +22,7 @@ from bench_support import cl100k_ranks_path, peer_tokenizer_json, text_samples
 
 TEXTS = text_samples()
 LIBS = ["cybpe", "cybpe-2threads", "cybpe-pattern", "cybpe-regex", "tiktoken", "tiktoken-2threads", "hf",
-        "tokie", "tokie-2threads", "bpe-openai"]
+        "tokie", "tokie-2threads", "bpe-openai", "nanotok"]
 
 
 def documents(text: str, size: int = 16_000) -> list[str]:
@@ -78,6 +78,16 @@ def encoders(tmp_path_factory):
         bpe = _bindings.tokenizer_for_encoding("cl100k_base")
         found["bpe-openai"] = bpe.encode
     except (ImportError, AttributeError):
+        pass
+    try:  # optional peer (pip install nanotok: see the README's Performance section)
+        import nanotok
+
+        # As shipped: its per-piece cache (16 k slots, kept across calls) stays on, as a user
+        # would have it; the same tokenizer.json as HF and tokie. No threaded row: nanotok
+        # 0.1.0's encode_batch is a loop over encode on the calling thread, GIL held.
+        nt = nanotok.Tokenizer.from_file(str(peer_json))
+        found["nanotok"] = nt.encode
+    except ImportError:
         pass
     return found
 

@@ -1,5 +1,6 @@
-"""Pathological inputs, one encode call each: cybpe vs tiktoken (which crashes on spaces+a)
-and bpe-openai (optional: pip install bpe-openai; its Rust backend is called directly).
+"""Pathological inputs, one encode call each: cybpe vs tiktoken (which crashes on spaces+a),
+bpe-openai (optional: pip install bpe-openai; its Rust backend is called directly) and nanotok
+(optional; it loads the same peer tokenizer.json as in the encode suite).
 
 python -m pytest bench/test_bench_pathological.py --benchmark-group-by=group
 """
@@ -11,7 +12,7 @@ import random
 import pytest
 
 import cybpe
-from bench_support import cl100k_ranks_path
+from bench_support import cl100k_ranks_path, peer_tokenizer_json
 
 BASE64_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
 
@@ -36,9 +37,16 @@ def tok():
     return cybpe.Tokenizer.from_tiktoken(cl100k_ranks_path())
 
 
+@pytest.fixture(scope="module")
+def nanotok_encode(tok, tmp_path_factory):
+    nanotok = pytest.importorskip("nanotok")
+    path = peer_tokenizer_json(tok.vocab.tokens, tmp_path_factory.mktemp("peer") / "tokenizer.json")
+    return nanotok.Tokenizer.from_file(str(path)).encode
+
+
 @pytest.mark.parametrize("name", list(INPUTS))
-@pytest.mark.parametrize("lib", ["cybpe", "tiktoken", "bpe-openai"])
-def test_pathological(benchmark, tok, lib, name):
+@pytest.mark.parametrize("lib", ["cybpe", "tiktoken", "bpe-openai", "nanotok"])
+def test_pathological(benchmark, tok, lib, name, request):
     benchmark.group = f"pathological {name}"
     text = INPUTS[name]
     if lib == "cybpe":
@@ -48,6 +56,11 @@ def test_pathological(benchmark, tok, lib, name):
         bindings = pytest.importorskip("bpe_openai._bindings")
         backend = bindings.tokenizer_for_encoding("cl100k_base")
         benchmark.pedantic(backend.encode, args=(text,), rounds=3, iterations=1)
+        return
+    if lib == "nanotok":
+        encode = request.getfixturevalue("nanotok_encode")
+        benchmark.extra_info["ids_identical"] = encode(text) == tok.encode_ordinary(text)
+        benchmark.pedantic(encode, args=(text,), rounds=3, iterations=1)
         return
     tiktoken = pytest.importorskip("tiktoken")
     if name == "spaces-1M+a":

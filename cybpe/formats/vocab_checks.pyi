@@ -3,6 +3,7 @@
 from typing import Any, Optional, Sequence
 
 def bytelevel_tokens(texts: list[str]) -> Optional[list[bytes]]: ...
+def all_tuples(items: list[Any]) -> bool: ...
 
 class TokenIndex:
     @staticmethod

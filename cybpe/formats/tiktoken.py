@@ -1,10 +1,9 @@
 """tiktoken's ``.tiktoken`` rank files: one ``<base64 of the token bytes> <rank>`` line per token.
 
-Loading takes a fast path with no per-line Python containers (the line structure is checked by
-deleting every non-whitespace byte and comparing what is left with ``b" \\n" * n``; one
-``bytes.split()``; base64 by :func:`binascii.a2b_base64` in strict mode). A list of lists, one
-per line, cost 2-3x more here, most of it in the garbage collector. Only when the fast path fails
-are the lines walked one by one to name the first bad line.
+Loading takes a compiled fast path: one pass over the file's bytes checks every line and
+decodes its base64 straight into the token's ``bytes`` (cybpe/formats/tiktoken_lines.pyx, with
+its performance notes). Only when it declines are the lines walked one by one in Python to name
+the first bad line.
 
 Ranks are compared as text with ``b"%d" % i`` (no ``+1``, ``01`` or ``1_0``), so a file as
 tiktoken writes it saves back byte for byte.
@@ -17,13 +16,10 @@ import os
 from typing import Optional
 
 from cybpe.io.atomic import PathLike, atomic_write_bytes, checked_path, read_file_bytes
-from cybpe.formats.b64 import strict_b64decode, strict_b64decode_all
+from cybpe.formats.b64 import strict_b64decode
+from cybpe.formats.tiktoken_lines import rank_lines_tokens
 from cybpe.formats.vocab import Vocab
 from cybpe.errors import FormatError
-
-
-#: Every byte that ``bytes.split()`` does not treat as whitespace (deleted to see the separators).
-_NOT_WHITESPACE = bytes(b for b in range(256) if not bytes([b]).isspace())
 
 
 def _body(data: bytes) -> bytes:
@@ -73,18 +69,8 @@ def load_tiktoken(path: PathLike) -> Vocab:
     body = _body(read_file_bytes(path))
     if not body:
         raise FormatError(f"{src}: empty file, not a .tiktoken vocabulary")
-    # Fast path. The separators, in order, must be exactly " \n" per line, so every line has
-    # two fields split by one space; the rank column is compared as text.
-    separators = body.translate(None, _NOT_WHITESPACE)
-    n = (len(separators) + 1) // 2
-    try:
-        if separators != b" \n" * (n - 1) + b" ":
-            raise ValueError
-        fields = body.split()
-        if len(fields) != 2 * n or fields[1::2] != list(map(b"%d".__mod__, range(n))):
-            raise ValueError
-        tokens = strict_b64decode_all(fields[0::2])
-    except (ValueError, binascii.Error):
+    tokens = rank_lines_tokens(body)  # compiled; None when a line is not as the format says
+    if tokens is None:
         located = _first_bad_line(src, body.split(b"\n"))
         raise (located or FormatError(f"{src}: not a valid .tiktoken file")) from None
     vocab = Vocab(tokens, None, {}, True)

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Any, Optional
 
 from cybpe.errors import FormatError
-from cybpe.formats.vocab_checks import TokenIndex
+from cybpe.formats.vocab_checks import TokenIndex, all_tuples
 
 #: The largest token id: ids are 32-bit unsigned in encoded arrays, and the top value is kept
 #: free (it marks "no token" in the compiled tables).
@@ -50,11 +50,22 @@ class Vocab:
         for flag in ("ignore_merges", "encode_by_rank"):
             if not isinstance(getattr(self, flag), bool):
                 raise FormatError(f"{source}: {flag} must be True or False")
+        # What an earlier passing call checked, kept as copies of the lists (references only):
+        # a vocabulary checked by its loader is not hashed again by Tokenizer() (see the
+        # performance notes at the end of this file). Anything changed since fails the equality
+        # and is checked again; the special tokens and flags are always checked (they are few).
+        checked = self.__dict__.get("_checked")
+        tokens_checked = (checked is not None and type(self.tokens) is list
+                          and checked[0] == self.tokens)
+        merges_checked = (tokens_checked and checked[1] is not None
+                          and type(self.merges) is list and checked[1] == self.merges)
         # The compiled index checks the tokens (and below, the merges) in one pass; the Python
         # loops run only when it declines, to name what is wrong (cybpe/formats/vocab_checks.pyx).
-        index = TokenIndex.of(list(self.tokens))
+        index = None if tokens_checked else TokenIndex.of(list(self.tokens))
         seen: Optional[dict[bytes, int]] = None
-        if index is None:
+        if tokens_checked:
+            missing = []
+        elif index is None:
             seen = {}
             for i, tok in enumerate(self.tokens):
                 if not isinstance(tok, bytes) or not tok:
@@ -91,28 +102,45 @@ class Vocab:
                 )
         if len(set(self.special_tokens.values())) != len(self.special_tokens):
             raise FormatError(f"{source}: two special tokens share an id")
-        if self.merges is not None:
-            if not isinstance(self.merges, (list, tuple)):
-                raise FormatError(f"{source}: merges must be None or a list of (left, right) id pairs")
-            if index is not None and index.merges_valid(self.merges):
-                return
-            if seen is None:
-                seen = {tok: i for i, tok in enumerate(self.tokens)}
-            k = -1
-            try:  # (no per-pair type checks: a bad pair fails the unpacking or the indexing)
-                for k, (a, b) in enumerate(self.merges):
-                    if not (0 <= a < n and 0 <= b < n):
-                        raise FormatError(f"{source}: merge {k} ({a}, {b}) names an unknown id")
-                    if self.tokens[a] + self.tokens[b] not in seen:
-                        raise FormatError(
-                            f"{source}: merge {k} ({a}, {b}) produces bytes that are not a token"
-                        )
-            except (TypeError, ValueError) as exc:
-                if isinstance(exc, FormatError):
-                    raise
-                raise FormatError(
-                    f"{source}: merge {k} is not a (left id, right id) pair of integers"
-                ) from None
+        if self.merges is not None and not merges_checked:
+            self._check_merges(source, index, seen)
+        if merges_checked:
+            return
+        # (merges are remembered only as a list of tuples, immutable, as every loader makes them)
+        self.__dict__["_checked"] = (
+            checked[0] if tokens_checked else list(self.tokens),
+            list(self.merges) if type(self.merges) is list and all_tuples(self.merges) else None)
+
+    def __getstate__(self) -> dict[str, Any]:
+        """The fields only: what validate remembers is not pickled (it is checked again)."""
+        return {k: v for k, v in self.__dict__.items() if k != "_checked"}
+
+    def _check_merges(self, source: str, index: Optional[TokenIndex],
+                      seen: Optional[dict[bytes, int]]) -> None:
+        n = len(self.tokens)
+        if not isinstance(self.merges, (list, tuple)):
+            raise FormatError(f"{source}: merges must be None or a list of (left, right) id pairs")
+        if index is None and seen is None:
+            index = TokenIndex.of(list(self.tokens))
+        if index is not None and index.merges_valid(self.merges):
+            return
+        if seen is None:
+            seen = {tok: i for i, tok in enumerate(self.tokens)}
+        k = -1
+        try:  # (no per-pair type checks: a bad pair fails the unpacking or the indexing)
+            for k, (a, b) in enumerate(self.merges):
+                if not (0 <= a < n and 0 <= b < n):
+                    raise FormatError(f"{source}: merge {k} ({a}, {b}) names an unknown id")
+                if self.tokens[a] + self.tokens[b] not in seen:
+                    raise FormatError(
+                        f"{source}: merge {k} ({a}, {b}) produces bytes that are not a token"
+                    )
+        except (TypeError, ValueError) as exc:
+            if isinstance(exc, FormatError):
+                raise
+            raise FormatError(
+                f"{source}: merge {k} is not a (left id, right id) pair of integers"
+            ) from None
 
     @property
     def n_vocab(self) -> int:
@@ -122,3 +150,15 @@ class Vocab:
             top = max(top, max(self.special_tokens.values()))
         return top + 1
 
+
+
+# Performance notes
+# -----------------
+# validate() ran twice on every load: in the loader (which names the file, and for .tiktoken the
+# line, of a bad token) and in Tokenizer() (which must check any Vocab, a user's too). The
+# second call hashed every token again (o200k_base: TokenIndex.of 10-20 ms on the shared VM) and,
+# with merges, checked every merge again (GPT-4o's 200k: merges_valid ~30 ms). Now a passing call
+# keeps copies of the token and merge lists (references only: 1.6 MB for o200k), and the next call
+# compares them with the current lists, an identity test per item (~1 ms for 200k), before
+# deciding what to check again. A list changed in place fails the comparison and is checked in
+# full (tests/formats/test_vocab_validate_once.py).

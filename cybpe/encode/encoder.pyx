@@ -458,7 +458,7 @@ cdef int build_tokens(RankEncoder encoder, tokens) except -1:
     if type(tokens) is not list:
         tokens = list(tokens)
     cdef list as_bytes = <list>tokens
-    cdef Py_ssize_t n = PyList_GET_SIZE(as_bytes), i, total = 0, length
+    cdef Py_ssize_t n = PyList_GET_SIZE(as_bytes), i = 0, total = 0, length
     cdef object item
     if n > MAX_IDS:
         raise FormatError(f"{n} tokens is more than the {MAX_IDS} ids an int32 can hold")

@@ -1,5 +1,5 @@
 """Loading a vocabulary: cybpe.Tokenizer.from_tiktoken vs tiktoken (load ranks + build Encoding),
-and cybpe.Tokenizer.from_hf vs HF tokenizers and tokie on the shared tokenizer.json files.
+and cybpe.Tokenizer.from_hf vs HF tokenizers, tokie and nanotok on the shared tokenizer.json files.
 
 python -m pytest bench/test_bench_load.py --benchmark-group-by=group
 """
@@ -36,9 +36,10 @@ def test_load(benchmark, lib, name):
 
 
 @pytest.mark.parametrize("name", ["llama3", "qwen3", "gpt4o-hf"])
-@pytest.mark.parametrize("lib", ["cybpe", "hf", "tokie"])
+@pytest.mark.parametrize("lib", ["cybpe", "hf", "tokie", "nanotok"])
 def test_load_tokenizer_json(benchmark, lib, name):
-    """A ``tokenizer.json``: cybpe.Tokenizer.from_hf vs HF tokenizers' and tokie's own loaders."""
+    """A ``tokenizer.json``: cybpe.Tokenizer.from_hf vs HF tokenizers', tokie's and nanotok's
+    own loaders."""
     shared = shared_path()
     if shared is None:
         pytest.skip("needs $CYBPE_SHARED/vocab")
@@ -48,6 +49,8 @@ def test_load_tokenizer_json(benchmark, lib, name):
         load = cybpe.Tokenizer.from_hf
     elif lib == "hf":
         load = pytest.importorskip("tokenizers").Tokenizer.from_file
-    else:
+    elif lib == "tokie":
         load = pytest.importorskip("tokie").Tokenizer.from_json
+    else:
+        load = pytest.importorskip("nanotok").Tokenizer.from_file
     benchmark.pedantic(load, args=(path,), rounds=5, iterations=1)

@@ -1,0 +1,154 @@
+# The deterministic-automaton runner of the pattern matcher (tables from dfa_compiler.py).
+#
+# Usage (pattern_scanner.pyx owns the tables and fills a DfaTables with pointers into them):
+#     from cybpe.pretokenize.dfa_runner cimport DfaTables, dfa_scan_pieces
+#     count = dfa_scan_pieces(&tables, s, n, &ends, &capacity, budget)
+#
+# Thread safety: the tables are read-only once built; any number of threads may run
+# dfa_scan_pieces on the same DfaTables at once (each with its own ends buffer).
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t
+
+from cybpe._c.utf8 cimport INVALID_CP, decode_cp
+from cybpe.pretokenize.scanner_api cimport reserve_ends
+
+
+cdef extern from "unicode_tables.h" nogil:
+    uint32_t cybpe_cp_class(uint32_t cp)
+
+
+cdef struct DfaTables:
+    # trans: one row of `width` int32 entries per state, the state's row offset premultiplied:
+    # * entry c < n_classes: (next state's row offset << 1) | "a match ends before a character
+    #   of class c";
+    # * entry n_classes: bit 0 says a match ends at the end of the text;
+    # * entries n_classes + 1 .. + 4: a 128-bit map of the ASCII bytes on which the state moves
+    #   to itself with the same match bit, entry n_classes + 5 (the "self loop"), that bit.
+    # Row 0 is the dead state; the start state's row is at offset `width`.
+    const int32_t* trans
+    int32_t width
+    const int32_t* ascii_class  # 128 entries
+    const int32_t* props_class  # 256 entries, by cybpe_cp_class(cp) & 0xFF
+    const uint32_t* exc_cp      # sorted non-ASCII code points with a class of their own
+    const int32_t* exc_class
+    Py_ssize_t n_exc
+    int32_t n_classes
+    int32_t nl_class            # "\n"'s class when the pattern has "$", else -1
+    int32_t final_nl_class      # the class of a "\n" that ends the text (with "$")
+
+
+cdef enum:
+    DFA_NO_MATCH = -1
+    DFA_OVER_BUDGET = -2
+    DFA_NO_MEMORY = -3
+
+
+cdef inline int32_t dfa_class_of_non_ascii(const DfaTables* t, const uint8_t* s, Py_ssize_t n,
+                                           Py_ssize_t p, Py_ssize_t* q) noexcept nogil:
+    """The class of the character at p (s[p] >= 0x80); *q = where the next starts."""
+    cdef uint32_t cp = decode_cp(s, n, p, q)
+    cdef Py_ssize_t lo, hi, mid
+    if cp == INVALID_CP:
+        return t.props_class[0]  # no class bit, as class_has_slow treats it
+    if t.n_exc and t.exc_cp[0] <= cp <= t.exc_cp[t.n_exc - 1]:
+        lo = 0
+        hi = t.n_exc
+        while lo < hi:
+            mid = (lo + hi) >> 1
+            if t.exc_cp[mid] < cp:
+                lo = mid + 1
+            else:
+                hi = mid
+        if lo < t.n_exc and t.exc_cp[lo] == cp:
+            return t.exc_class[lo]
+    return t.props_class[cybpe_cp_class(cp) & 0xFF]
+
+
+cdef inline Py_ssize_t dfa_match(const DfaTables* t, const uint8_t* s, Py_ssize_t n,
+                                 Py_ssize_t pos, Py_ssize_t* steps) noexcept nogil:
+    """End of the leftmost-first match from pos (< n), or DFA_NO_MATCH; adds the bytes read
+    to *steps."""
+    cdef const int32_t* trans = t.trans
+    cdef const int32_t* ascii_class = t.ascii_class
+    cdef const uint32_t* loop
+    cdef int32_t nl_class = t.nl_class, width = t.width, eot_at = t.n_classes
+    cdef int32_t row = width, move, c, next_row
+    cdef Py_ssize_t last = DFA_NO_MATCH, p = pos, q, run_start
+    cdef uint8_t b
+    while True:
+        if p == n:
+            if trans[row + eot_at] & 1:
+                last = n
+            break
+        b = s[p]
+        if b < 0x80:
+            q = p + 1
+            c = ascii_class[b]
+            if c == nl_class and q == n:
+                c = t.final_nl_class
+        else:
+            c = dfa_class_of_non_ascii(t, s, n, p, &q)
+        move = trans[row + c]
+        if move & 1:
+            last = p
+        next_row = move >> 1
+        if next_row == 0:
+            break
+        p = q
+        row = next_row
+        # The bytes on which this state stays itself: run through them, no table walk.
+        loop = <const uint32_t*>&trans[row + eot_at + 1]
+        run_start = p
+        while p < n:
+            b = s[p]
+            if b >= 0x80 or not ((loop[b >> 5] >> (b & 31)) & 1):
+                break
+            p += 1
+        if p > run_start and loop[4]:
+            last = p - 1
+    steps[0] += p - pos + 1
+    return last
+
+
+cdef inline int dfa_append_end(int64_t** ends, Py_ssize_t* capacity, Py_ssize_t count,
+                               Py_ssize_t end) noexcept nogil:
+    if count == capacity[0] and reserve_ends(ends, capacity, count + 1) != 0:
+        return -1
+    ends[0][count] = end
+    return 0
+
+
+cdef inline Py_ssize_t dfa_scan_pieces(const DfaTables* t, const uint8_t* s, Py_ssize_t n,
+                                       int64_t** ends, Py_ssize_t* capacity,
+                                       Py_ssize_t budget) noexcept nogil:
+    """Piece ends of s[0:n] (the backtracking scan_pieces' contract: unmatched text between
+    matches is a piece of its own): their number, DFA_OVER_BUDGET once more than `budget`
+    bytes were read (a pattern that rescans, like ``\\s*y|.`` on spaces), or
+    DFA_NO_MEMORY."""
+    cdef Py_ssize_t pos = 0, count = 0, gap = -1, e, q, steps = 0
+    while pos < n:
+        e = dfa_match(t, s, n, pos, &steps)
+        if steps > budget:
+            return DFA_OVER_BUDGET
+        if e > pos:
+            if gap >= 0:
+                if dfa_append_end(ends, capacity, count, pos) != 0:
+                    return DFA_NO_MEMORY
+                count += 1
+                gap = -1
+            if dfa_append_end(ends, capacity, count, e) != 0:
+                return DFA_NO_MEMORY
+            count += 1
+            pos = e
+        else:
+            if gap < 0:
+                gap = pos
+            if s[pos] < 0x80:
+                pos += 1
+            else:
+                dfa_class_of_non_ascii(t, s, n, pos, &q)
+                pos = q
+    if gap >= 0:
+        if dfa_append_end(ends, capacity, count, n) != 0:
+            return DFA_NO_MEMORY
+        count += 1
+    return count

@@ -18,11 +18,12 @@ cdef extern from "unicode_tables.h" nogil:
 
 cdef struct DfaTables:
     # trans: one row of `width` int32 entries per state, the state's row offset premultiplied:
-    # * entry c < n_classes: (next state's row offset << 1) | "a match ends before a character
-    #   of class c";
+    # * entry c < n_classes: (next row << 2) | restart << 1 | "a match ends before a character
+    #   of class c". restart: the match ends before this character (the state would die) and
+    #   the next match starts with it; next row is then the start state's move on c.
     # * entry n_classes: bit 0 says a match ends at the end of the text;
     # * entries n_classes + 1 .. + 4: a 128-bit map of the ASCII bytes on which the state moves
-    #   to itself with the same match bit, entry n_classes + 5 (the "self loop"), that bit.
+    #   to itself (no restart) with the same match bit, entry n_classes + 5 (the "self loop").
     # Row 0 is the dead state; the start state's row is at offset `width`.
     const int32_t* trans
     int32_t width
@@ -63,52 +64,6 @@ cdef inline int32_t dfa_class_of_non_ascii(const DfaTables* t, const uint8_t* s,
     return t.props_class[cybpe_cp_class(cp) & 0xFF]
 
 
-cdef inline Py_ssize_t dfa_match(const DfaTables* t, const uint8_t* s, Py_ssize_t n,
-                                 Py_ssize_t pos, Py_ssize_t* steps) noexcept nogil:
-    """End of the leftmost-first match from pos (< n), or DFA_NO_MATCH; adds the bytes read
-    to *steps."""
-    cdef const int32_t* trans = t.trans
-    cdef const int32_t* ascii_class = t.ascii_class
-    cdef const uint32_t* loop
-    cdef int32_t nl_class = t.nl_class, width = t.width, eot_at = t.n_classes
-    cdef int32_t row = width, move, c, next_row
-    cdef Py_ssize_t last = DFA_NO_MATCH, p = pos, q, run_start
-    cdef uint8_t b
-    while True:
-        if p == n:
-            if trans[row + eot_at] & 1:
-                last = n
-            break
-        b = s[p]
-        if b < 0x80:
-            q = p + 1
-            c = ascii_class[b]
-            if c == nl_class and q == n:
-                c = t.final_nl_class
-        else:
-            c = dfa_class_of_non_ascii(t, s, n, p, &q)
-        move = trans[row + c]
-        if move & 1:
-            last = p
-        next_row = move >> 1
-        if next_row == 0:
-            break
-        p = q
-        row = next_row
-        # The bytes on which this state stays itself: run through them, no table walk.
-        loop = <const uint32_t*>&trans[row + eot_at + 1]
-        run_start = p
-        while p < n:
-            b = s[p]
-            if b >= 0x80 or not ((loop[b >> 5] >> (b & 31)) & 1):
-                break
-            p += 1
-        if p > run_start and loop[4]:
-            last = p - 1
-    steps[0] += p - pos + 1
-    return last
-
-
 cdef inline int dfa_append_end(int64_t** ends, Py_ssize_t* capacity, Py_ssize_t count,
                                Py_ssize_t end) noexcept nogil:
     if count == capacity[0] and reserve_ends(ends, capacity, count + 1) != 0:
@@ -120,26 +75,78 @@ cdef inline int dfa_append_end(int64_t** ends, Py_ssize_t* capacity, Py_ssize_t 
 cdef inline Py_ssize_t dfa_scan_pieces(const DfaTables* t, const uint8_t* s, Py_ssize_t n,
                                        int64_t** ends, Py_ssize_t* capacity,
                                        Py_ssize_t budget) noexcept nogil:
-    """Piece ends of s[0:n] (the backtracking scan_pieces' contract: unmatched text between
-    matches is a piece of its own): their number, DFA_OVER_BUDGET once more than `budget`
-    bytes were read (a pattern that rescans, like ``\\s*y|.`` on spaces), or
-    DFA_NO_MEMORY."""
-    cdef Py_ssize_t pos = 0, count = 0, gap = -1, e, q, steps = 0
+    """Piece ends of s[0:n] (the backtracking scan_pieces' contract: the leftmost-first match
+    from each position; unmatched text between matches is a piece of its own): their number,
+    DFA_OVER_BUDGET once more than `budget` bytes were read (a pattern that rescans, like
+    ``\\s*y|.`` on spaces), or DFA_NO_MEMORY."""
+    cdef const int32_t* trans = t.trans
+    cdef const int32_t* ascii_class = t.ascii_class
+    cdef const uint32_t* loop
+    cdef int32_t nl_class = t.nl_class, width = t.width, eot_at = t.n_classes
+    cdef int32_t row, move, c
+    cdef Py_ssize_t pos = 0, count = 0, gap = -1, steps = 0, last, p, q, run_start
+    cdef uint8_t b
     while pos < n:
-        e = dfa_match(t, s, n, pos, &steps)
+        # One walk from pos: the match there, and through restart moves the ones after it.
+        row = width
+        last = DFA_NO_MATCH
+        p = pos
+        while True:
+            if p == n:
+                if trans[row + eot_at] & 1:
+                    last = n
+                break
+            b = s[p]
+            if b < 0x80:
+                q = p + 1
+                c = ascii_class[b]
+                if c == nl_class and q == n:
+                    c = t.final_nl_class
+            else:
+                c = dfa_class_of_non_ascii(t, s, n, p, &q)
+            move = trans[row + c]
+            if move & 2:  # the match from pos ends at p; the next one starts with this character
+                if gap >= 0:
+                    if dfa_append_end(ends, capacity, count, pos) != 0:
+                        return DFA_NO_MEMORY
+                    count += 1
+                    gap = -1
+                if dfa_append_end(ends, capacity, count, p) != 0:
+                    return DFA_NO_MEMORY
+                count += 1
+                steps += p - pos
+                pos = p
+                last = DFA_NO_MATCH
+            elif move & 1:
+                last = p
+            row = move >> 2
+            if row == 0:
+                break
+            p = q
+            # The bytes on which this state stays itself: run through them, no table walk.
+            loop = <const uint32_t*>&trans[row + eot_at + 1]
+            run_start = p
+            while p < n:
+                b = s[p]
+                if b >= 0x80 or not ((loop[b >> 5] >> (b & 31)) & 1):
+                    break
+                p += 1
+            if p > run_start and loop[4]:
+                last = p - 1
+        steps += p - pos + 1
         if steps > budget:
             return DFA_OVER_BUDGET
-        if e > pos:
-            if gap >= 0:
+        if last > pos:
+            if gap >= 0:  # the unmatched text before this match is a piece
                 if dfa_append_end(ends, capacity, count, pos) != 0:
                     return DFA_NO_MEMORY
                 count += 1
                 gap = -1
-            if dfa_append_end(ends, capacity, count, e) != 0:
+            if dfa_append_end(ends, capacity, count, last) != 0:
                 return DFA_NO_MEMORY
             count += 1
-            pos = e
-        else:
+            pos = last
+        else:  # no match starts here: this character joins the unmatched text
             if gap < 0:
                 gap = pos
             if s[pos] < 0x80:

@@ -33,7 +33,8 @@ from libc.string cimport memcpy
 import numpy as np
 import regex
 
-from cybpe.pretokenize.dfa_compiler import MAX_STATES, NotDeterministic, build_dfa
+from cybpe.pretokenize.dfa_compiler import MAX_STATES as _DFA_MAX_STATES
+from cybpe.pretokenize.dfa_compiler import NotDeterministic, build_dfa
 from cybpe.pretokenize.pattern_compiler import UnsupportedPattern, compile_pattern
 from cybpe.pretokenize.regex_spans import regex_spans
 
@@ -328,7 +329,7 @@ cdef Py_ssize_t scan_pieces(Machine* m, const uint8_t* s, Py_ssize_t n, int64_t*
 cdef class PatternScanner(BaseScanner):
     """Compiled splitting for a regex ``pattern`` (see the module docstring)."""
 
-    def __cinit__(self, str pattern, str backend="auto", int max_dfa_states=MAX_STATES):
+    def __cinit__(self, str pattern, str backend="auto", int max_dfa_states=_DFA_MAX_STATES):
         """backend: "auto" (the automaton when the pattern is in its subset, else the
         backtracking matcher), "dfa" (NotDeterministic outside that subset) or "backtrack"."""
         if backend not in ("auto", "dfa", "backtrack"):
@@ -524,14 +525,19 @@ def _runner_table(dfa):
     width = n_classes + 6
     moves = np.asarray(dfa.trans, dtype=np.int64).reshape(dfa.n_states, n_classes)
     next_state, matched = moves >> 1, moves & 1
+    # A move that dies right after a match ends (before this character) restarts from the
+    # start state on the same character, when the start state can read it.
+    start_next = next_state[1]
+    restart = (next_state == 0) & (matched == 1) & (start_next != 0)[None, :]
+    target = np.where(restart, start_next[None, :], next_state)
     table = np.zeros((dfa.n_states, width), dtype=np.int64)
-    table[:, :n_classes] = (next_state * width << 1) | matched
+    table[:, :n_classes] = (target * width << 2) | (restart << 1) | np.where(restart, 0, matched)
     table[:, n_classes] = dfa.eot_match
     if table.max() >= 2**31:
         raise NotDeterministic("the automaton's table is too large")
     ascii_class = np.asarray(dfa.ascii_class)
     for state in range(1, dfa.n_states):
-        stays = next_state[state, ascii_class] == state
+        stays = (next_state[state, ascii_class] == state) & ~restart[state, ascii_class]
         if dfa.nl_class >= 0:
             stays[10] = False  # a final "\n" has a class of its own
         flag = int(matched[state, ascii_class][stays].max(initial=0))

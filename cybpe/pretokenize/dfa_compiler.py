@@ -37,6 +37,7 @@ from cybpe.pretokenize.pattern_compiler import (
 MAX_STATES = 4096        # past this many states the backtracking matcher keeps the pattern
 MAX_NFA_NODES = 50_000
 MAX_EXCEPTIONS = 4096    # non-ASCII code points named by range, each a table entry
+MAX_WORK = 5_000_000     # NFA nodes visited while building (about 5 s of Python): then give up
 
 # NFA node kinds
 _CONSUME, _EPS, _LOOK, _MATCH = 0, 1, 2, 3
@@ -187,13 +188,16 @@ def _alphabet(nfa: _Nfa, props_of: Callable[[int], int]):
     return ascii_ids, props_ids, exceptions, rows, nl, final_nl
 
 
-def build_dfa(program: Program, props_of: Callable[[int], int], max_states: int = MAX_STATES) -> Dfa:
-    """The automaton of ``program``; NotDeterministic outside the subset or past max_states."""
+def build_dfa(program: Program, props_of: Callable[[int], int], max_states: int = MAX_STATES,
+              max_work: int = MAX_WORK) -> Dfa:
+    """The automaton of ``program``; NotDeterministic outside the subset, past max_states or
+    past max_work node visits (large kernels times many states: building must not hang)."""
     nfa = _Nfa(program)
     ascii_ids, props_ids, exceptions, rows, nl, final_nl = _alphabet(nfa, props_of)
     n_classes = len(rows)
     nodes = nfa.nodes
     eot = -1
+    work = [max_work]
 
     def passes(pred: int, negated: bool, c: int) -> bool:
         if pred == _AT_EOT:
@@ -209,11 +213,15 @@ def build_dfa(program: Program, props_of: Callable[[int], int], max_states: int 
         in_out: set[int] = set()
         seen: set[int] = set()
         stack = list(reversed(kernel))
+        work[0] -= len(kernel) + 1
+        if work[0] < 0:
+            raise NotDeterministic("the automaton takes too long to build")
         while stack:
             node_id = stack.pop()
             if node_id in seen:
                 continue
             seen.add(node_id)
+            work[0] -= 1
             node = nodes[node_id]
             kind = node[0]
             if kind == _MATCH:

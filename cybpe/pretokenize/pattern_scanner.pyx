@@ -323,7 +323,9 @@ cdef Py_ssize_t scan_pieces(Machine* m, const uint8_t* s, Py_ssize_t n, int64_t*
 # ---------------------------------------------------------------- the Python class
 
 cdef class PatternScanner(BaseScanner):
-    """Compiled splitting for a regex ``pattern`` (see the module docstring)."""
+    """Compiled splitting for a regex ``pattern`` (see the module docstring). Every method is
+    safe to call from several threads at once: the program and the automaton's tables are
+    read-only once built, and each scan keeps its own frames and piece ends."""
 
     def __cinit__(self, str pattern, str backend="auto", int max_dfa_states=_DFA_MAX_STATES):
         """backend: "auto" (the automaton when the pattern is in its subset, else the

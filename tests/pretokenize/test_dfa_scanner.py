@@ -212,6 +212,23 @@ def test_the_state_cap_falls_back_to_backtracking():
     assert scanner.split_spans(text) == scanner._regex_spans(text)
 
 
+def test_building_past_the_work_budget_gives_up():
+    """Big kernels times many states would make compile_scanner hang: past the budget of node
+    visits the automaton is refused (the backtracking matcher takes the pattern)."""
+    from cybpe.pretokenize.dfa_compiler import build_dfa
+    from cybpe.pretokenize.pattern_compiler import compile_pattern
+    from cybpe.pretokenize.pattern_scanner import _cp_props
+
+    program = compile_pattern(ALL_PATTERNS["cl100k"])
+    assert build_dfa(program, _cp_props).n_states > 5
+    with pytest.raises(NotDeterministic):
+        build_dfa(program, _cp_props, max_work=1000)
+    scanner = compile_scanner(r"[ab]{1,400}c|[\s\S]")
+    assert scanner is not None
+    text = "ab" * 300 + "c " + "a" * 500
+    assert scanner.split_spans(text) == scanner._regex_spans(text)
+
+
 def test_rescanning_patterns_give_up_to_the_regex_module():
     """Every start rescans the spaces: past the byte budget the automaton gives up (None) and
     split_spans asks the regex module, as the backtracking matcher does."""

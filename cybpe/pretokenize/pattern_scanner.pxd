@@ -1,6 +1,7 @@
 # C-level API of the compiled-pattern matcher (see _pattern_scanner.pyx).
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 
+from cybpe.pretokenize.dfa_runner cimport DfaTables
 from cybpe.pretokenize.scanner_api cimport BaseScanner
 
 
@@ -28,6 +29,11 @@ cdef class PatternScanner(BaseScanner):
     cdef Instruction* code
     cdef CharClass* classes
     cdef ClassItem* items
+    cdef readonly str backend   # "dfa" (dfa_runner.pxd) or "backtrack" (the program above)
+    cdef DfaTables dfa          # pointers into _dfa_arrays when backend == "dfa"
+    cdef object _dfa_arrays
+    cdef bint use_dfa
+    cdef Py_ssize_t n_dfa_states
 
     cdef Py_ssize_t scan_all(self, const uint8_t* s, Py_ssize_t n, int64_t** ends,
                              Py_ssize_t* capacity) noexcept nogil

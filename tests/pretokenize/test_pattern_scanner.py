@@ -150,15 +150,27 @@ def test_custom_pretokenizer_uses_the_compiled_pattern_and_matches_forced_regex(
         assert trained.encode_ordinary(text) == expected
 
 
-def test_custom_pattern_ids_equal_tiktoken():
+@pytest.mark.parametrize("ranks, pattern_source", [
+    ("cl100k_base", "built-in"),  # cybpe's cl100k string (possessive repeats)
+    ("cl100k_base", "tiktoken"),  # tiktoken's own string (greedy repeats)
+    ("o200k_base", "tiktoken"),
+])
+def test_custom_pattern_ids_equal_tiktoken(ranks, pattern_source):
+    """Through the custom-pattern path (the automaton backend): tiktoken's ids."""
+    import json
+
     tiktoken = pytest.importorskip("tiktoken")
     shared = shared_path()
     if shared is None:
-        pytest.skip("needs $CYBPE_SHARED/vocab/cl100k_base.tiktoken")
-    base = cybpe.Tokenizer.from_tiktoken(shared / "vocab" / "cl100k_base.tiktoken")
+        pytest.skip(f"needs $CYBPE_SHARED/vocab/{ranks}.tiktoken")
+    base = cybpe.Tokenizer.from_tiktoken(shared / "vocab" / f"{ranks}.tiktoken")
     pattern = base.pretokenizer.pattern
+    if pattern_source == "tiktoken":
+        encodings = json.loads((shared / "vocab" / "tiktoken_encodings.json").read_text())
+        pattern = encodings[ranks]["pat_str"]
     custom = cybpe.Tokenizer(base.vocab, cybpe.get_pretokenizer("regex", pattern=pattern))
     assert isinstance(custom.pretokenizer.scanner, PatternScanner)
+    assert custom.pretokenizer.scanner.backend == "dfa"
     enc = tiktoken.Encoding("custom", pat_str=pattern, special_tokens={},
                             mergeable_ranks={b: i for i, b in enumerate(base.vocab.tokens)})
     for path in sorted((shared / "corpora" / "eval").glob("*/*.txt"))[:20]:
@@ -195,12 +207,17 @@ def test_hostile_patterns_compile_or_fall_back_and_agree():
 
 def test_backtrack_frames_are_bounded():
     """A loop over a group pushes frames per character; past the frame limit (4M) the
-    compiled scan gives up and the regex module gives the spans."""
-    scanner = _scanner(r"(?:a|bc)+|\s+|.")
+    compiled scan gives up and the regex module gives the spans. The automaton keeps no frames:
+    it splits the same text itself."""
+    pattern = r"(?:a|bc)+|\s+|."
+    scanner = PatternScanner(pattern, "backtrack")
     text = "a" * 2_500_000  # two frames per character
     assert scanner._compiled_ends(text.encode()) is None
     assert scanner.split_spans(text) == [(0, len(text))]
     assert scanner._compiled_ends(("a" * 100_000).encode()) is not None
+    automaton = _scanner(pattern)
+    assert automaton.backend == "dfa"
+    assert automaton._compiled_ends(text.encode()).tolist() == [len(text)]
 
 
 def test_case_folding_follows_the_regex_module_not_python():

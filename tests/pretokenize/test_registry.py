@@ -166,3 +166,31 @@ def test_builtins_load_from_a_source_checkout_that_is_not_installed():
                          env=env, timeout=120)
     assert out.returncode == 0, out.stderr
     assert Path(out.stdout.strip()).resolve() == (folder / "__init__.py").resolve()
+
+
+def test_distribution_name_and_version_match_the_full_metadata_parser():
+    """The registry reads a plugin distribution's name and version from its metadata header
+    (registry._name_and_version); on every installed distribution that equals what
+    importlib.metadata's full parser says."""
+    import importlib.metadata
+
+    from cybpe.pretokenize.registry import _name_and_version
+
+    seen = 0
+    for dist in importlib.metadata.distributions():
+        assert _name_and_version(dist) == (dist.metadata["name"], dist.version), dist.metadata["name"]
+        seen += 1
+    assert seen > 5  # pytest, pluggy, regex, numpy, cybpe at least
+
+
+def test_distribution_header_reader_falls_back_on_an_unusual_file():
+    from cybpe.pretokenize.registry import _name_and_version
+
+    class Odd:  # no Version field in the header: the full parser's answer is used
+        metadata = {"name": "odd"}
+        version = "9"
+
+        def read_text(self, name):
+            return "Metadata-Version: 2.1\nName: odd\n\nVersion: 1 (in the body, not a field)\n"
+
+    assert _name_and_version(Odd()) == ("odd", "9")

@@ -73,6 +73,22 @@ def _text_list(texts: Any, caller: str) -> list:
             f"{caller}() takes a sequence of str, not {type(texts).__name__}") from None
 
 
+GIL_HANDOFF_CHARS = 1 << 16  # characters per GIL-free pass of a batch (encode_ordinary_batch)
+
+
+def _groups_of_chars(texts: list[str], chars: int) -> Iterator[list[str]]:
+    """Consecutive runs of ``texts`` of at least ``chars`` characters each (the last may be
+    shorter), in order."""
+    start, size = 0, 0
+    for i, text in enumerate(texts):
+        size += len(text)
+        if size >= chars:
+            yield texts[start:i + 1]
+            start, size = i + 1, 0
+    if start < len(texts):
+        yield texts[start:]
+
+
 class Tokenizer:
     """Byte-level BPE tokenizer: ``encode`` / ``decode`` text with a vocabulary and a pre-tokenizer.
 
@@ -530,9 +546,20 @@ class Tokenizer:
         texts = _text_list(texts, "encode_ordinary_batch")
         scanner = self._fast_scanner
         if scanner is not None and not regex_forced():
-            # Each thread encodes its whole slice in one GIL-free pass.
+            # Each thread encodes its slice in GIL-free passes of about GIL_HANDOFF_CHARS
+            # characters, building each pass's lists (with the GIL) before the next.
+            #
+            # Performance notes: one pass over the whole slice ended both threads' GIL-free work
+            # at about the same moment, and then their lists (9% of an English encode, perf)
+            # were built one thread after the other. In passes of ~64 K characters one thread
+            # builds lists while the other encodes. 2 MB of English / 3 MB of code in 16 KB
+            # documents, 21 alternating rounds, min (median): 2 threads over 1 thread 1.59x
+            # (1.66x) -> 1.89x (1.72x) on English, 1.66x (1.65x) -> 1.83x (1.59x) on code.
             def encode_slice(part: list[str]) -> list[list[int]]:
-                return encode_texts_scanned(self._encoder, scanner, part)
+                out: list[list[int]] = []
+                for group in _groups_of_chars(part, GIL_HANDOFF_CHARS):
+                    out.extend(encode_texts_scanned(self._encoder, scanner, group))
+                return out
             return self._map_slices(encode_slice, texts, num_threads)
         return self._map(self.encode_ordinary, texts, num_threads)
 

@@ -118,6 +118,23 @@ def test_ordinary_batch_one_pass_per_thread_edge_cases(trained):
         trained.encode_ordinary_batch(["ok", b"bytes"], num_threads=2)
 
 
+def test_ordinary_batch_in_several_passes_per_thread(trained):
+    """A slice longer than GIL_HANDOFF_CHARS is encoded in several passes: the ids and their
+    order are those of one encode_ordinary per text, across pass boundaries and thread counts."""
+    from cybpe._tokenizer import GIL_HANDOFF_CHARS, _groups_of_chars
+
+    texts = [t[: 500 + 997 * i % 9000] for i, t in enumerate(list(UDHR.values()) * 6)]
+    texts[5:5] = ["", "x" * (GIL_HANDOFF_CHARS + 3), ""]  # one text longer than a pass, empty ones
+    assert sum(map(len, texts)) > 6 * GIL_HANDOFF_CHARS
+    groups = list(_groups_of_chars(texts, GIL_HANDOFF_CHARS))
+    assert [t for g in groups for t in g] == texts and len(groups) >= 4
+    assert all(sum(map(len, g)) >= GIL_HANDOFF_CHARS for g in groups[:-1])
+    assert list(_groups_of_chars([], 10)) == [] and list(_groups_of_chars(["", ""], 10)) == [["", ""]]
+    sequential = [trained.encode_ordinary(t) for t in texts]
+    for threads in (1, 2, 3):
+        assert trained.encode_ordinary_batch(texts, num_threads=threads) == sequential
+
+
 def test_pickle_save_load(trained, tmp_path):
     again = pickle.loads(pickle.dumps(trained))
     assert again == trained and again.encode_ordinary(CODE) == trained.encode_ordinary(CODE)

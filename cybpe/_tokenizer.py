@@ -78,10 +78,11 @@ GIL_HANDOFF_CHARS = 1 << 16  # characters per GIL-free pass of a batch (encode_o
 
 def _groups_of_chars(texts: list[str], chars: int) -> Iterator[list[str]]:
     """Consecutive runs of ``texts`` of at least ``chars`` characters each (the last may be
-    shorter), in order."""
+    shorter), in order. A non-str item counts as empty: the encoder refuses it with its typed
+    error."""
     start, size = 0, 0
     for i, text in enumerate(texts):
-        size += len(text)
+        size += len(text) if isinstance(text, str) else 0
         if size >= chars:
             yield texts[start:i + 1]
             start, size = i + 1, 0

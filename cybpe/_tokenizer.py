@@ -543,7 +543,7 @@ class Tokenizer:
         return self._map(one, texts, num_threads)
 
     def encode_ordinary_batch(self, texts: Sequence[str], *, num_threads: int = 8) -> list[list[int]]:
-        """Encode many texts as ordinary text (special-token strings are text) on ``num_threads`` threads; with a compiled scanner each thread encodes its share in one GIL-free pass."""
+        """Encode many texts as ordinary text (special-token strings are text) on ``num_threads`` threads; with a compiled scanner each thread encodes its share in GIL-free passes of about ``GIL_HANDOFF_CHARS`` characters."""
         texts = _text_list(texts, "encode_ordinary_batch")
         scanner = self._fast_scanner
         if scanner is not None and not regex_forced():

@@ -104,7 +104,7 @@ def test_batch_numpy_and_threads_agree(trained):
 
 
 def test_ordinary_batch_one_pass_per_thread_edge_cases(trained):
-    """encode_ordinary_batch encodes each thread's slice in one GIL-free pass: same ids as one
+    """encode_ordinary_batch encodes each thread's slice in GIL-free passes: same ids as one
     encode_ordinary per text on empty texts, lone surrogates (U+FFFD), special-token strings
     (ordinary text), non-ASCII and a single text; a non-str item is a typed error."""
     texts = ["", "plain ascii", "x\ud800y \udfff", "<|endoftext|> as text", "ümlaut 中文 ١٢٣", "",

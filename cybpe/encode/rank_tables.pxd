@@ -50,6 +50,7 @@ cdef struct RankTables:
     token_t byte_id[256]
     rank_t* byte_pair_rank             # 256 * 256 entries
     bint whole_piece_lookup            # emit a piece that is itself a token as one id
+    uint64_t cache_owner               # this encoder's serial in the thread caches (thread_cache.pxd)
 
 
 cdef inline uint64_t packed_pair(const RankTables* t, token_t left, token_t right) noexcept nogil:

@@ -1,0 +1,101 @@
+# The cross-call piece cache: each OS thread keeps, for as long as it lives, the ids of the last
+# short pieces that needed BPE, whichever encoder and call produced them. Header-only (the C below
+# is pasted into each module that cimports this); used by cybpe/encode/encoder.pyx.
+#
+# Usage:
+#
+#     from cybpe.encode.thread_cache cimport (
+#         ThreadCacheEntry, THREAD_CACHE_MAX_BYTES, THREAD_CACHE_MAX_IDS, next_encoder_serial,
+#         thread_cache_entries, thread_cache_mask)
+#
+#     serial = next_encoder_serial()                  # once per encoder, never reused
+#     entries = thread_cache_entries()                # once per call, with or without the GIL;
+#     if entries != NULL:                             # NULL: no memory, carry on without it
+#         e = &entries[hash & thread_cache_mask()]
+#         if e.owner == serial and e.length == n and e.hash == <uint32_t>hash \
+#                 and memcmp(e.key, s, n) == 0:
+#             ...  # e.ids[0:e.n_ids] are the piece's ids
+#
+# An entry is valid only for the encoder whose serial it carries (serials come from one process
+# counter, 64 bits, so an entry can never be taken for another encoder's, even one allocated at
+# a freed encoder's address) and only for exactly its key bytes. Entries are overwritten on
+# collision (direct-mapped): a miss costs one BPE, never a wrong id.
+#
+# Thread safety: every thread has its own entries (a pthread key; freed by its destructor when the
+# thread ends), so no entry is ever read or written by two threads. next_encoder_serial is an
+# atomic increment. All of it is callable without the GIL.
+
+from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t
+
+cdef extern from *:
+    """
+    #ifndef CYBPE_THREAD_CACHE
+    #define CYBPE_THREAD_CACHE
+    #include <pthread.h>
+    #include <stdint.h>
+    #include <stdlib.h>
+
+    #define CYBPE_THREAD_CACHE_BITS 14
+    #define CYBPE_THREAD_CACHE_MAX_BYTES 32
+    #define CYBPE_THREAD_CACHE_MAX_IDS 4
+
+    typedef struct {                /* 64 bytes: one cache line */
+        uint64_t owner;             /* the encoder's serial; 0 = empty */
+        uint32_t hash;              /* low 32 bits of the piece's hash */
+        uint8_t length;             /* the piece's length in bytes, 2..MAX_BYTES */
+        uint8_t n_ids;              /* 1..MAX_IDS */
+        uint16_t unused;
+        uint32_t ids[CYBPE_THREAD_CACHE_MAX_IDS];
+        uint8_t key[CYBPE_THREAD_CACHE_MAX_BYTES];
+    } cybpe_thread_cache_entry;
+
+    static uint64_t cybpe_encoder_serials = 0;
+    static pthread_key_t cybpe_thread_cache_key;
+    static pthread_once_t cybpe_thread_cache_once = PTHREAD_ONCE_INIT;
+    static int cybpe_thread_cache_key_ok = 0;
+
+    static void cybpe_thread_cache_free(void* entries) { free(entries); }
+    static void cybpe_thread_cache_make_key(void) {
+        cybpe_thread_cache_key_ok =
+            pthread_key_create(&cybpe_thread_cache_key, cybpe_thread_cache_free) == 0;
+    }
+
+    static uint64_t cybpe_next_encoder_serial(void) {
+        return __atomic_add_fetch(&cybpe_encoder_serials, 1, __ATOMIC_RELAXED);
+    }
+
+    static uint64_t cybpe_thread_cache_mask(void) {
+        return (((uint64_t)1) << CYBPE_THREAD_CACHE_BITS) - 1;
+    }
+
+    /* This thread's entries (allocated zeroed on its first call), or NULL without memory. */
+    static cybpe_thread_cache_entry* cybpe_thread_cache_entries(void) {
+        cybpe_thread_cache_entry* entries;
+        pthread_once(&cybpe_thread_cache_once, cybpe_thread_cache_make_key);
+        if (!cybpe_thread_cache_key_ok) return NULL;
+        entries = (cybpe_thread_cache_entry*)pthread_getspecific(cybpe_thread_cache_key);
+        if (entries == NULL) {
+            entries = (cybpe_thread_cache_entry*)calloc(
+                ((size_t)1) << CYBPE_THREAD_CACHE_BITS, sizeof(cybpe_thread_cache_entry));
+            if (entries == NULL) return NULL;
+            if (pthread_setspecific(cybpe_thread_cache_key, entries) != 0) {
+                free(entries);
+                return NULL;
+            }
+        }
+        return entries;
+    }
+    #endif
+    """
+    ctypedef struct ThreadCacheEntry "cybpe_thread_cache_entry":
+        uint64_t owner
+        uint32_t hash
+        uint8_t length
+        uint8_t n_ids
+        uint32_t ids[4]
+        uint8_t key[32]
+    const int THREAD_CACHE_MAX_BYTES "CYBPE_THREAD_CACHE_MAX_BYTES"
+    const int THREAD_CACHE_MAX_IDS "CYBPE_THREAD_CACHE_MAX_IDS"
+    uint64_t next_encoder_serial "cybpe_next_encoder_serial"() noexcept nogil
+    uint64_t thread_cache_mask "cybpe_thread_cache_mask"() noexcept nogil
+    ThreadCacheEntry* thread_cache_entries "cybpe_thread_cache_entries"() noexcept nogil

@@ -72,3 +72,29 @@ def run_cli(*args, input: bytes | None = None, env: dict | None = None, check: b
         assert out.returncode == 0, out.stderr.decode(errors="replace")
         assert b"Traceback" not in out.stderr
     return out
+
+
+def random_vocabulary(seed: int, alphabet: bytes, words: int, lengths: tuple[int, int],
+                      shuffle_bytes: bool = False) -> list[bytes]:
+    """The 256 single bytes (in a shuffled id order when ``shuffle_bytes``), then ``words``
+    distinct random strings over ``alphabet`` whose lengths lie in ``lengths`` (inclusive)."""
+    import random
+
+    rng = random.Random(seed)
+    tokens = [bytes([b]) for b in range(256)]
+    if shuffle_bytes:
+        rng.shuffle(tokens)
+    seen = set(tokens)
+    while len(tokens) < 256 + words:
+        word = bytes(rng.choice(alphabet) for _ in range(rng.randint(*lengths)))
+        if word not in seen:
+            seen.add(word)
+            tokens.append(word)
+    return tokens
+
+
+def all_split_merges(tokens: list[bytes]) -> list[tuple[int, int]]:
+    """Every split of every token into two tokens, as a merges list (ranks in id order)."""
+    ids = {token: i for i, token in enumerate(tokens)}
+    return [(ids[t[:k]], ids[t[k:]]) for t in tokens for k in range(1, len(t))
+            if t[:k] in ids and t[k:] in ids]

@@ -29,6 +29,7 @@ from cybpe.reference.encoder import (
     reference_encode_piece_with_pairs,
     token_ids_of,
 )
+from support import all_split_merges, random_vocabulary
 from cybpe.errors import EncodingError, FormatError, InvalidParameterError, InvalidTokenError
 
 # Pieces are taken from at most this many characters of each eval file (all of it when slow).
@@ -39,33 +40,8 @@ QUICK_CHARS_PER_FILE = 40_000
 TINY_ALPHABET = b"abc \n"
 
 
-def _tiny_tokens(seed: int = 7) -> list[bytes]:
-    """The 256 bytes in a shuffled id order, then random strings over TINY_ALPHABET."""
-    rng = random.Random(seed)
-    tokens = [bytes([b]) for b in range(256)]
-    rng.shuffle(tokens)
-    seen = set(tokens)
-    while len(tokens) < 256 + 120:
-        word = bytes(rng.choice(TINY_ALPHABET) for _ in range(rng.randint(2, 7)))
-        if word not in seen:
-            seen.add(word)
-            tokens.append(word)
-    return tokens
-
-
-def _all_split_merges(tokens: list[bytes]) -> list[tuple[int, int]]:
-    """Every split of every token into two tokens, as a merges list (ranks in id order)."""
-    ids = token_ids_of(tokens)
-    return [
-        (ids[t[:k]], ids[t[k:]])
-        for t in tokens
-        for k in range(1, len(t))
-        if t[:k] in ids and t[k:] in ids
-    ]
-
-
-TINY_TOKENS = _tiny_tokens()
-TINY_MERGES = _all_split_merges(TINY_TOKENS)
+TINY_TOKENS = random_vocabulary(7, TINY_ALPHABET, 120, (2, 7), shuffle_bytes=True)
+TINY_MERGES = all_split_merges(TINY_TOKENS)
 random.Random(3).shuffle(TINY_MERGES)  # rank order unrelated to ids: exercises rank -> new id
 TINY_SPECIALS = {1000: b"<|end|>", 400: b"<|pad|>"}
 
@@ -175,7 +151,7 @@ def dense(request):
     tokens = _dense_tokens(seed)
     merges = None
     if kind == "merges":
-        merges = _all_split_merges(tokens)
+        merges = all_split_merges(tokens)
         random.Random(seed).shuffle(merges)
     encoder = RankEncoder(tokens, merges, whole_piece_lookup=False)
     reference = functools.partial(reference_encode, tokens=tokens, merges=merges,
@@ -215,7 +191,7 @@ def test_runs_under_many_rank_orders():
         tokens = [bytes([b]) for b in range(256)] + words
         merges = None
         if seed % 2:
-            merges = _all_split_merges(tokens)
+            merges = all_split_merges(tokens)
             rng.shuffle(merges)
         encoder = RankEncoder(tokens, merges, whole_piece_lookup=False)
         for n in range(2, 150):

@@ -29,12 +29,20 @@ linear rescan (short pieces), binary heap (medium), bucket queue by rank (long),
 #   MB/s, hi 60 -> 150, code 110 -> 155, en 110 -> 128, ja 18.5 -> 19.6. Per call, so threads
 #   never share it.
 # * Across calls, each thread also keeps the ids of the last short pieces (<= 32 bytes, <= 4 ids)
-#   that needed BPE, in a 1 MiB direct-mapped table of its own (thread_cache.pxd), tagged with
-#   the encoder's serial: a stream of documents stops re-merging its common words. English
-#   documents of 16 KB, cl100k, warm rounds, min of 3, A/B interleaved (noisy host): en 16.2 ->
-#   13.6 ms, code 22.1 -> 18.3, zh 34.5 -> 29.3, hi 3.8 -> 3.0 per 1 MB set; a first pass over
-#   unseen documents of the same text gained less (en 15.9 -> 14.5). A 128-byte entry (64-byte
-#   keys, 12 ids, half the slots) was not better within the noise.
+#   that needed BPE, in a 2 MiB 2-way set-associative table of its own (thread_cache.pxd),
+#   tagged with the encoder's serial: a stream of documents stops re-merging its common words.
+#   English documents of 16 KB, cl100k, warm rounds, min of 3, A/B interleaved (noisy host): en
+#   16.2 -> 13.6 ms, code 22.1 -> 18.3, zh 34.5 -> 29.3, hi 3.8 -> 3.0 per 1 MB set with the
+#   first, direct-mapped 1 MiB table. A 128-byte entry (64-byte keys, 12 ids, half the slots) was
+#   not better within the noise. A merge that the table misses costs ~0.8 us (mostly pair-table
+#   misses), so its misses mattered: 2-way and twice the entries (see thread_cache.pxd), with the
+#   three changes below, took the 2 MB English set from 30.0 to 23.9 ms and the 3 MB code set
+#   from 42.1 to 36.2 (min of 4 processes x 20 rounds, A/B alternated, 2026-12-03).
+# * Three small costs perf showed in an English encode: memcmp calls for 9-32-byte compares
+#   (3.8%; now same_bytes, inline word compares), str.encode of every non-ASCII text (3.3%;
+#   fastpath.pyx now reads the UTF-8 form CPython caches in the str) and clearing a per-call
+#   cache sized for all the call's pieces (memset 1.2%; it now starts at CACHE_FIRST_SLOTS and
+#   doubles when half full). ids_to_list also prefetches the int objects it takes.
 # * The merge paths have their own notes in _merge_paths.pyx.
 # * Pair slots are one packed uint64 (left, right, rank): half of a 16-byte slot's footprint
 #   (cl100k 4 MB instead of 8). The remaining cost of BPE-heavy text is that table's cache
@@ -52,17 +60,17 @@ from cpython.unicode cimport PyUnicode_AsUTF8AndSize
 from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE, PyList_New
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc, realloc
-from libc.string cimport memcmp, memcpy, memset
+from libc.string cimport memcmp, memcpy, memmove, memset
 
 from cybpe.encode.merge_paths cimport PATH_AUTO, PATH_BUCKET, PATH_HEAP, PATH_LINEAR, PATH_RUNS, merge_piece
 from cybpe.encode.rank_tables cimport (
     EMPTY_PAIR_SLOT, FIBONACCI, MAX_IDS, RankTables, TokenSlot, packed_pair, pair_rank,
 )
 from cybpe.encode.thread_cache cimport (
-    THREAD_CACHE_MAX_BYTES, THREAD_CACHE_MAX_IDS, ThreadCacheEntry, next_encoder_serial,
+    THREAD_CACHE_MAX_BYTES, THREAD_CACHE_MAX_IDS, THREAD_CACHE_WAYS, ThreadCacheEntry, next_encoder_serial,
     thread_cache_entries, thread_cache_mask,
 )
-from cybpe._c.cpu cimport prefetch_read
+from cybpe._c.cpu cimport prefetch_read, prefetch_write
 from cybpe._c.types cimport IdBuffer, grow_buffer, id_buffer_reserve, rank_t, token_t
 
 
@@ -75,6 +83,12 @@ cdef extern from "Python.h":
     void incref "Py_INCREF"(PyObject* item)
     PyObject* new_int "PyLong_FromUnsignedLong"(unsigned long value) except NULL
 
+cdef extern from *:
+    """
+    #define CYBPE_TUPLE_ITEMS(o) (((PyTupleObject*)(o))->ob_item)
+    """
+    PyObject** tuple_items "CYBPE_TUPLE_ITEMS"(object tup)  # a tuple's item array, borrowed
+
 
 import operator
 
@@ -85,8 +99,10 @@ from cybpe.errors import EncodingError, FormatError, InvalidParameterError, Inva
 cdef enum:
     LOOKAHEAD = 16            # pieces whose token-table slots are prefetched together
     CACHE_MIN_PIECES = 64     # calls with fewer pieces get no per-call piece cache
+    CACHE_FIRST_SLOTS = 64    # a per-call cache starts this small and doubles when half full
     CACHE_MAX_SLOTS = 1 << 15 # 1 MB of cache entries at most
     SPLIT_BATCH = 32          # splits whose token-table slots collect_all_splits prefetches together
+    LIST_PREFETCH = 8         # ids_to_list prefetches the int objects this many ids ahead
 
 
 cdef struct PairEntry:  # a pair found while building the table
@@ -117,6 +133,22 @@ cdef inline uint64_t head_word(const uint8_t* s, Py_ssize_t n) noexcept nogil:
     if n >= 4:
         return load32(s) | (load32(s + n - 4) << 32)
     return (<uint64_t>s[0]) | ((<uint64_t>s[n >> 1]) << 8) | ((<uint64_t>s[n - 1]) << 16)
+
+
+cdef inline bint same_bytes(const uint8_t* a, const uint8_t* b, Py_ssize_t n) noexcept nogil:
+    """a[:n] == b[:n], reading neither past n-1: 8-byte words (the last one overlapping) up to
+    32 bytes, memcmp beyond. Inline: most compares here are of 9-32 bytes, where the call to
+    memcmp cost more than the compare (3.8% of an English encode in perf)."""
+    cdef Py_ssize_t i = 0
+    if n < 8:
+        return n <= 0 or head_word(a, n) == head_word(b, n)
+    if n > 32:
+        return memcmp(a, b, n) == 0
+    while i + 8 < n:
+        if load64(a + i) != load64(b + i):
+            return False
+        i += 8
+    return load64(a + n - 8) == load64(b + n - 8)
 
 
 cdef inline uint64_t hash_bytes(const uint8_t* s, Py_ssize_t n, uint64_t head) noexcept nogil:
@@ -154,8 +186,7 @@ cdef inline token_t probe_token(const RankTables* t, const uint8_t* s, Py_ssize_
         if slot.token < 0:
             return -1
         if slot.head == head and slot.length == n:
-            if n <= 8 or memcmp(t.token_blob + t.token_offsets[slot.token] + 8, s + 8,
-                                n - 8) == 0:
+            if n <= 8 or same_bytes(t.token_blob + t.token_offsets[slot.token], s, n):
                 return slot.token
         i = (i + 1) & t.token_mask
 
@@ -200,22 +231,47 @@ cdef struct PieceCache:
     uint64_t mask
     Py_ssize_t used
     Py_ssize_t capacity     # slots (a power of two); 0 disables the cache
+    Py_ssize_t limit        # the capacity it may grow to
 
 
 cdef inline void cache_init(PieceCache* cache, Py_ssize_t n_pieces) noexcept nogil:
     cache.entries = NULL
     cache.used = 0
-    cache.capacity = 0
+    cache.capacity = cache.limit = 0
     if n_pieces >= CACHE_MIN_PIECES:
-        cache.capacity = 256
-        while cache.capacity < n_pieces // 2 and cache.capacity < CACHE_MAX_SLOTS:
-            cache.capacity *= 2
+        cache.capacity = CACHE_FIRST_SLOTS
+        cache.limit = 256
+        while cache.limit < n_pieces // 2 and cache.limit < CACHE_MAX_SLOTS:
+            cache.limit *= 2
         cache.mask = <uint64_t>(cache.capacity - 1)
+
+
+cdef void cache_grow(PieceCache* cache) noexcept nogil:
+    """Double the slots, keeping every entry; on no memory keep the table as it is."""
+    cdef Py_ssize_t k, capacity = 2 * cache.capacity
+    cdef uint64_t i, mask = <uint64_t>(capacity - 1)
+    cdef CacheEntry* grown = <CacheEntry*>calloc(capacity, sizeof(CacheEntry))
+    if grown == NULL:
+        cache.limit = cache.capacity
+        return
+    for k in range(cache.capacity):
+        if cache.entries[k].key != NULL:
+            i = cache.entries[k].hash & mask
+            while grown[i].key != NULL:
+                i = (i + 1) & mask
+            grown[i] = cache.entries[k]
+    free(cache.entries)
+    cache.entries = grown
+    cache.capacity = capacity
+    cache.mask = mask
 
 
 cdef inline CacheEntry* cache_entry(PieceCache* cache, const uint8_t* s, Py_ssize_t n,
                                     uint64_t h) noexcept nogil:
-    """The entry holding s[:n], or the empty entry where it would go; NULL without a cache."""
+    """The entry holding s[:n], or the empty entry where it would go; NULL without a cache.
+    The table starts at CACHE_FIRST_SLOTS and doubles when half full, up to its limit: a
+    warm thread cache (thread_cache.pxd) leaves few pieces for it, and clearing a table sized
+    for every piece of the call had cost more than they saved."""
     if cache == NULL or cache.capacity == 0:
         return NULL
     if cache.entries == NULL:
@@ -223,14 +279,28 @@ cdef inline CacheEntry* cache_entry(PieceCache* cache, const uint8_t* s, Py_ssiz
         if cache.entries == NULL:
             cache.capacity = 0  # no memory for a cache: carry on without one
             return NULL
+    elif 2 * cache.used >= cache.capacity and cache.capacity < cache.limit:
+        cache_grow(cache)
     cdef uint64_t i = h & cache.mask
     cdef CacheEntry* entry
     while True:
         entry = &cache.entries[i]
         if entry.key == NULL or (entry.hash == h and entry.length == n
-                                 and memcmp(entry.key, s, n) == 0):
+                                 and same_bytes(entry.key, s, n)):
             return entry
         i = (i + 1) & cache.mask
+
+
+cdef inline ThreadCacheEntry* thread_cache_find(const RankTables* t, ThreadCacheEntry* ways,
+                                                const uint8_t* s, Py_ssize_t n,
+                                                uint64_t h) noexcept nogil:
+    """The entry of this encoder holding exactly s[:n] among one set's ways, or NULL."""
+    cdef int w
+    for w in range(THREAD_CACHE_WAYS):
+        if (ways[w].owner == t.cache_owner and ways[w].length == n
+                and ways[w].hash == <uint32_t>h and same_bytes(ways[w].key, s, n)):
+            return &ways[w]
+    return NULL
 
 
 cdef int encode_block(const RankTables* t, const uint8_t** starts, const Py_ssize_t* lengths,
@@ -249,6 +319,7 @@ cdef int encode_block(const RankTables* t, const uint8_t** starts, const Py_ssiz
     cdef const uint8_t* s
     cdef CacheEntry* entry
     cdef ThreadCacheEntry* slot
+    cdef ThreadCacheEntry* hit
     cdef uint64_t shared_mask = thread_cache_mask()
     for k in range(count):
         n = lengths[k]
@@ -274,11 +345,11 @@ cdef int encode_block(const RankTables* t, const uint8_t** starts, const Py_ssiz
             hashes[k] = hash_bytes(s, n, head_word(s, n))
         slot = NULL
         if shared != NULL and 2 <= n <= THREAD_CACHE_MAX_BYTES:
-            slot = &shared[hashes[k] & shared_mask]
-            if (slot.owner == t.cache_owner and slot.length == n
-                    and slot.hash == <uint32_t>hashes[k] and memcmp(slot.key, s, n) == 0):
-                memcpy(out.data + out.size, slot.ids, slot.n_ids * sizeof(uint32_t))
-                out.size += slot.n_ids
+            slot = &shared[(hashes[k] & shared_mask) * THREAD_CACHE_WAYS]
+            hit = thread_cache_find(t, slot, s, n, hashes[k])
+            if hit != NULL:
+                memcpy(out.data + out.size, hit.ids, hit.n_ids * sizeof(uint32_t))
+                out.size += hit.n_ids
                 continue
         entry = cache_entry(cache, s, n, hashes[k]) if 2 <= n <= MAX_IDS else NULL
         if entry != NULL and entry.key != NULL:
@@ -289,6 +360,8 @@ cdef int encode_block(const RankTables* t, const uint8_t** starts, const Py_ssiz
         if merge_piece(t, s, n, out, PATH_AUTO) != 0:
             return -1
         if slot != NULL and out.size - before <= THREAD_CACHE_MAX_IDS:
+            # The set's newest entry goes first; its oldest is dropped.
+            memmove(slot + 1, slot, (THREAD_CACHE_WAYS - 1) * sizeof(ThreadCacheEntry))
             slot.owner = t.cache_owner
             slot.hash = <uint32_t>hashes[k]
             slot.length = <uint8_t>n
@@ -833,19 +906,30 @@ cdef class RankEncoder:
         """ids[0:n] as a list of ints, from one shared int object per ordinary id.
 
         ``ndarray.tolist()`` makes a new int per element: 28% of a list-returning encode of
-        English, with the GIL held, which also capped two threads at ~1.6x one.
+        English, with the GIL held, which also capped two threads at ~1.6x one. Taking a
+        shared int means writing its reference count: a cache miss into ~3 MB of int objects
+        (cl100k), after another into the tuple's item array. So the item of the id 2 *
+        LIST_PREFETCH ahead and the int of the id LIST_PREFETCH ahead are prefetched.
         """
         cdef tuple objects = self._id_objects
-        cdef Py_ssize_t i
-        cdef uint32_t value
+        cdef Py_ssize_t i, ahead
+        cdef uint32_t value, n_tokens = <uint32_t>self.n_tokens
         cdef PyObject* item
+        cdef PyObject** items
         if objects is None:
             objects = self._id_objects = tuple(range(self.n_tokens))
+        items = tuple_items(objects)
         result = PyList_New(n)
         for i in range(n):
+            ahead = i + 2 * LIST_PREFETCH
+            if ahead < n and ids[ahead] < n_tokens:
+                prefetch_read(&items[ids[ahead]])
+            ahead = i + LIST_PREFETCH
+            if ahead < n and ids[ahead] < n_tokens:
+                prefetch_write(items[ids[ahead]])
             value = ids[i]
-            if value < <uint32_t>self.n_tokens:
-                item = tuple_item(objects, value)
+            if value < n_tokens:
+                item = items[value]
                 incref(item)
             else:  # a special token's id
                 item = new_int(value)

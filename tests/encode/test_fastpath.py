@@ -151,3 +151,20 @@ def test_force_regex_switch_is_read_per_call(force_regex):
     assert tok.encode_ordinary(text) == fast and tok.count(text) == len(fast)
     force_regex(False)
     assert tok.pretokenizer.uses_scanner
+
+
+@pytest.mark.parametrize("extra", [-1, 0, 1])
+def test_non_ascii_text_around_the_cached_utf8_limit(extra):
+    """A non-ASCII str up to 2**20 characters is read through the UTF-8 form CPython keeps in
+    it, a longer one through a temporary copy: either way, and on a second call, the same ids;
+    a lone surrogate at the end still becomes U+FFFD."""
+    tok, pre = _tokenizer(), _pretokenizers()["cl100k-scanner"]
+    unit = "Grüße, 世界 and ½ more. "
+    text = (unit * (((1 << 20) + extra) // len(unit) + 1))[:(1 << 20) + extra]
+    assert len(text) == (1 << 20) + extra
+    expected = _reference(tok, pre, text)
+    for _ in range(2):
+        assert encode_text(tok._encoder, pre.compiled_scanner, text, OUTPUT_LIST) == expected
+    with_surrogate = text[:-1] + "\ud800"
+    assert encode_text(tok._encoder, pre.compiled_scanner, with_surrogate, OUTPUT_LIST) == \
+        _reference(tok, pre, with_surrogate)

@@ -13,33 +13,20 @@ import pytest
 
 import cybpe
 from cybpe.encode.encoder import RankEncoder, _piece_hash
-from cybpe.reference.encoder import reference_encode, token_ids_of
+from cybpe.reference.encoder import reference_encode
+from support import all_split_merges, random_vocabulary
 
 ALPHABET = b"abc \n"
 MAX_CACHED_BYTES = 32  # THREAD_CACHE_MAX_BYTES: pieces up to this length are cached
 
 
-def _tokens(seed: int = 11) -> list[bytes]:
-    rng = random.Random(seed)
-    tokens = [bytes([b]) for b in range(256)]
-    seen = set(tokens)
-    while len(tokens) < 256 + 150:
-        word = bytes(rng.choice(ALPHABET) for _ in range(rng.randint(2, 6)))
-        if word not in seen:
-            seen.add(word)
-            tokens.append(word)
-    return tokens
-
-
-TOKENS = _tokens()
+TOKENS = random_vocabulary(11, ALPHABET, 150, (2, 6))
 
 
 def _merges(order_seed: int) -> list[tuple[int, int]]:
     """Every split of every token as a merge, in an order given by the seed: the same tokens,
     other BPE results."""
-    ids = token_ids_of(TOKENS)
-    merges = [(ids[t[:k]], ids[t[k:]]) for t in TOKENS for k in range(1, len(t))
-              if t[:k] in ids and t[k:] in ids]
+    merges = all_split_merges(TOKENS)
     random.Random(order_seed).shuffle(merges)
     return merges
 
@@ -199,3 +186,21 @@ def test_real_vocabulary_warm_equals_cold(shared_dir):
     words = text.split()[:3000]  # short calls: only the cross-call cache can answer
     assert [tok.encode_ordinary(" " + w) for w in words] == [
         reference.encode_ordinary(" " + w) for w in words]
+
+
+@pytest.mark.parametrize("distinct", [10, 40, 200, 3000])
+def test_per_call_cache_grows_without_changing_ids(distinct):
+    """Pieces the cross-call cache never holds (longer than 32 bytes), ``distinct`` of them
+    repeated in one call: the per-call cache starts small and doubles as it fills (up to its
+    limit, which 3,000 distinct pieces in 6,000 exceed). Every repeat must get the ids of its
+    own bytes, equal to encode_piece's and the reference's."""
+    merges = _merges(21)
+    encoder = RankEncoder(TOKENS, merges, whole_piece_lookup=False)
+    rng = random.Random(distinct)
+    words = list({bytes(rng.choice(ALPHABET) for _ in range(rng.randint(MAX_CACHED_BYTES + 1, 60)))
+                  for _ in range(distinct)})
+    pieces = words + [rng.choice(words) for _ in range(6000 - len(words))]
+    rng.shuffle(pieces)
+    expected = _expected(pieces, merges)
+    assert [i for p in pieces for i in encoder.encode_piece(p)] == expected
+    assert _encode_all(encoder, pieces) == expected

@@ -5,7 +5,6 @@ from __future__ import annotations
 import operator
 import os
 import unicodedata
-from concurrent.futures import ThreadPoolExecutor
 from typing import AbstractSet, Any, Collection, Iterable, Iterator, Literal, Optional, Sequence, Union
 
 import numpy as np
@@ -26,6 +25,7 @@ from cybpe.pretokenize.specials import SpecialTokenSplitter
 from cybpe.formats.vocab import Vocab
 from cybpe.encode import budgets
 from cybpe.encode.budgets import TextChunk, check_budget
+from cybpe.encode.worker_threads import run_sliced
 from cybpe.encode.spans import EMPTY_SPANS, map_through, ordinary_spans, surrogate_alignment
 from cybpe.errors import (
     CybpeError,
@@ -570,20 +570,10 @@ class Tokenizer:
 
     @staticmethod
     def _map_slices(fn, texts: Sequence[str], num_threads: int) -> list:
-        """fn over interleaved slices of texts (one per thread), results back in text order."""
-        texts = list(texts)
-        num_threads = _thread_count(num_threads)
-        if num_threads <= 1 or len(texts) <= 1:
-            return fn(texts)
-        # Interleaved slices, one task per thread: per-text futures cost more than a short
-        # text's encoding, and interleaving balances long and short texts.
-        n = min(num_threads, len(texts))
-        with ThreadPoolExecutor(n) as pool:
-            parts = list(pool.map(lambda k: fn(texts[k::n]), range(n)))
-        out: list = [None] * len(texts)
-        for k, part in enumerate(parts):
-            out[k::n] = part
-        return out
+        """fn over interleaved slices of texts (one per thread), results back in text order.
+        Interleaved slices, one task per thread: per-text futures cost more than a short
+        text's encoding, and interleaving balances long and short texts."""
+        return run_sliced(fn, texts, _thread_count(num_threads))
 
     def encode_single_token(self, token: Union[str, bytes]) -> int:
         """The id of one token given as its bytes (or a special token / ordinary text str)."""

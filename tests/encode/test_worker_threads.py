@@ -1,0 +1,99 @@
+"""The pool batch calls run on (cybpe/encode/worker_threads.py): kept between calls, safe to
+share between calling threads, and rebuilt in a forked child."""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import warnings
+
+import pytest
+
+import cybpe
+from cybpe.encode import worker_threads
+from cybpe.encode.worker_threads import MAX_KEPT_THREADS, run_sliced
+from support import UDHR_DIR
+
+
+def _names(part: list) -> list:
+    return [(item, threading.current_thread().name) for item in part]
+
+
+def test_results_come_back_in_order_for_every_thread_count():
+    items = list(range(37))
+    for n in (-1, 0, 1, 2, 3, 8, 36, 37, 50, MAX_KEPT_THREADS + 1):
+        assert [item for item, _ in run_sliced(_names, items, n)] == items, n
+    assert run_sliced(_names, [], 4) == []
+
+
+def test_the_pool_is_kept_between_calls():
+    """The same threads serve later calls (their piece caches stay warm); a larger request
+    grows the pool; a request above MAX_KEPT_THREADS gets threads of its own."""
+    first = {name for _, name in run_sliced(_names, list(range(40)), 2)}
+    later = set()
+    for _ in range(5):
+        later |= {name for _, name in run_sliced(_names, list(range(40)), 2)}
+    assert all(name.startswith("cybpe") for name in first | later)
+    pool = worker_threads._pool
+    run_sliced(_names, list(range(40)), 2)
+    assert worker_threads._pool is pool
+    run_sliced(_names, list(range(40)), worker_threads._pool_size + 1)
+    assert worker_threads._pool is not pool
+    big = {name for _, name in run_sliced(_names, list(range(200)), MAX_KEPT_THREADS + 1)}
+    assert not any(name.startswith("cybpe") for name in big)
+
+
+def test_callers_on_many_threads_while_the_pool_grows():
+    """Eight calling threads, each asking for a different number of threads, so the pool is
+    replaced while others submit to it: every call completes with its own results."""
+    errors: list[BaseException] = []
+
+    def caller(k: int) -> None:
+        try:
+            for round_ in range(20):
+                items = list(range(k * 100 + round_))
+                got = run_sliced(lambda part: [x * 2 for x in part], items, 2 + (k + round_) % 7)
+                assert got == [x * 2 for x in items]
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=caller, args=(k,)) for k in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors[:3]
+
+
+@pytest.mark.skipif(not hasattr(os, "fork") or sys.platform == "darwin",
+                    reason="needs os.fork (and fork with threads is unsafe on macOS)")
+def test_a_forked_child_makes_its_own_pool():
+    """The parent's pool threads do not exist in a forked child: a batch call there must not
+    wait for them forever."""
+    tok = cybpe.train([(UDHR_DIR / "en.txt").read_text(encoding="utf-8")], vocab_size=300)
+    texts = ["hello world", "a second text", "and a third"] * 4
+    expected = [tok.encode_ordinary(t) for t in texts]
+    assert tok.encode_ordinary_batch(texts, num_threads=2) == expected  # the parent's pool exists
+    read, write = os.pipe()
+    with warnings.catch_warnings():  # 3.12+ warns that forking a threaded process may deadlock
+        warnings.simplefilter("ignore", DeprecationWarning)
+        pid = os.fork()
+    if pid == 0:  # the child: report through the pipe, never return into pytest
+        try:
+            ok = tok.encode_ordinary_batch(texts, num_threads=2) == expected
+            os.write(write, b"ok" if ok else b"wrong")
+        finally:
+            os._exit(0)
+    os.close(write)
+    try:
+        import select
+
+        ready, _, _ = select.select([read], [], [], 60)
+        answer = os.read(read, 16) if ready else b"timeout"
+    finally:
+        os.close(read)
+        if not ready:
+            os.kill(pid, 9)
+        os.waitpid(pid, 0)
+    assert answer == b"ok"

@@ -49,6 +49,7 @@ from cybpe.pretokenize.dfa_compiler import MAX_STATES as _DFA_MAX_STATES
 from cybpe.pretokenize.dfa_compiler import NotDeterministic, build_dfa
 from cybpe.pretokenize.pattern_compiler import UnsupportedPattern, compile_pattern
 from cybpe.pretokenize.regex_spans import regex_spans
+from cybpe.errors import InvalidParameterError
 
 
 cdef extern from "Python.h":
@@ -327,11 +328,11 @@ cdef class PatternScanner(BaseScanner):
     safe to call from several threads at once: the program and the automaton's tables are
     read-only once built, and each scan keeps its own frames and piece ends."""
 
-    def __cinit__(self, str pattern, str backend="auto", int max_dfa_states=_DFA_MAX_STATES):
+    def __cinit__(self, str pattern, backend="auto", int max_dfa_states=_DFA_MAX_STATES):
         """backend: "auto" (the automaton when the pattern is in its subset, else the
         backtracking matcher), "dfa" (NotDeterministic outside that subset) or "backtrack"."""
-        if backend not in ("auto", "dfa", "backtrack"):
-            raise ValueError(f"backend must be 'auto', 'dfa' or 'backtrack', not {backend!r}")
+        if type(backend) is not str or backend not in ("auto", "dfa", "backtrack"):
+            raise InvalidParameterError(f"backend must be 'auto', 'dfa' or 'backtrack', not {backend!r}")
         program = compile_pattern(pattern)  # UnsupportedPattern when outside the subset
         self.pattern = pattern
         self.backend = "backtrack"

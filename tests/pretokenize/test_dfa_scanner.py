@@ -14,6 +14,7 @@ import regex
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
+from cybpe.errors import InvalidParameterError
 from cybpe.pretokenize.dfa_compiler import NotDeterministic
 from cybpe.pretokenize.pattern_compiler import UnsupportedPattern
 from cybpe.pretokenize.pattern_scanner import PatternScanner, compile_scanner
@@ -259,3 +260,9 @@ def test_final_newline_and_end_anchors():
         for text in ("a \n", "a \n\n", "a\n b", " \n", "\n", "aa", "a a\r\n", "a\n\n "):
             _agree(pattern, text)
     assert regex.findall(r"\s+$", "a \n") == [" \n"]
+
+
+@pytest.mark.parametrize("backend", ["DFA", "", "regex", None, 3])
+def test_an_unknown_backend_is_a_typed_error(backend):
+    with pytest.raises(InvalidParameterError, match="backend must be"):
+        PatternScanner(r"\w+|\s+", backend)

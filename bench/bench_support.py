@@ -49,6 +49,28 @@ def training_text(megabytes: int) -> str:
     return text[: text.rfind("\n\n") + 2]
 
 
+def training_text_of(languages: tuple[str, ...], megabytes: int) -> str:
+    """The training corpus's documents in ``languages`` (tags of documents.tsv.xz: "en",
+    "code-python", ...), in corpus order, joined, cut after about ``megabytes`` MB: text that
+    none of the eval files (and so no other benchmark here) contains."""
+    shared = shared_path()
+    if shared is None:
+        pytest.skip("these benchmarks need $CYBPE_SHARED/corpora/train/")
+    train = shared / "corpora" / "train"
+    with lzma.open(train / "documents.tsv.xz", "rt", encoding="utf-8") as f:
+        rows = [line.split("\t") for line in f.read().splitlines()[1:]]
+    with lzma.open(train / "mixed-train.txt.xz", "rb") as f:
+        corpus = f.read()
+    parts, size = [], 0
+    for offset, length, lang, *_ in rows:
+        if lang in languages:
+            parts.append(corpus[int(offset):int(offset) + int(length)])
+            size += int(length)
+            if size >= megabytes * 1_000_000:
+                break
+    return b"".join(parts).decode("utf-8")
+
+
 def cl100k_ranks_path():
     shared = shared_path()
     if shared is None:

@@ -21,7 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 import cybpe
-from bench_support import cl100k_ranks_path, peer_tokenizer_json, text_samples
+from bench_support import cl100k_ranks_path, peer_tokenizer_json, text_samples, training_text_of
 
 TEXTS = text_samples()
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "3"))
@@ -110,6 +110,44 @@ def test_encode(benchmark, encoders, lib, kind):
         benchmark.pedantic(encode[1], args=(docs,), rounds=ROUNDS, iterations=1)
     else:
         benchmark.pedantic(lambda: [encode(d) for d in docs], rounds=ROUNDS, iterations=1)
+
+
+# Documents no library has encoded before: the training corpus's English and code (none of it is
+# in the eval files above), one fresh set per round, so a cache kept across calls helps only as
+# much as it would on a stream of new documents (common words recur; whole documents do not).
+UNSEEN = {"english": (("en",), 2), "code": (("code-python", "code-c", "code-go"), 1)}
+
+
+@pytest.fixture(scope="module")
+def unseen_sets():
+    sets = {}
+    for kind, (languages, megabytes) in UNSEEN.items():
+        docs = documents(training_text_of(languages, megabytes * (ROUNDS + 2)))
+        per_set, cut, current = megabytes * 1_000_000, [], []
+        for doc in docs:
+            current.append(doc)
+            if sum(map(len, current)) >= per_set:
+                cut.append(current)
+                current = []
+        sets[kind] = cut[:ROUNDS + 1]  # the last set checks the ids, the others are timed
+    return sets
+
+
+@pytest.mark.parametrize("kind", list(UNSEEN))
+@pytest.mark.parametrize("lib", LIBS)
+def test_encode_unseen(benchmark, encoders, unseen_sets, lib, kind):
+    if lib not in encoders or lib == "cybpe-regex":
+        pytest.skip(f"{lib} is not installed" if lib not in encoders else "slow, and not a cache question")
+    sets = unseen_sets[kind]
+    if len(sets) < ROUNDS + 1:
+        pytest.skip(f"the training corpus has too little {kind} for {ROUNDS} fresh sets")
+    encode = encoders[lib]
+    benchmark.group = f"encode {kind}, a fresh document set each round"
+    benchmark.extra_info["MB"] = sum(len(d.encode()) for d in sets[0]) / 1e6
+    benchmark.extra_info["ids_identical"] = _ids_identical(encoders, lib, f"unseen {kind}", sets[-1])
+    timed = iter(sets[:ROUNDS])
+    run = encode[1] if isinstance(encode, tuple) else (lambda docs: [encode(d) for d in docs])
+    benchmark.pedantic(run, setup=lambda: ((next(timed),), {}), rounds=ROUNDS, iterations=1)
 
 
 SHORT_TEXT = "Hello world, it's me"  # 20 characters: what a chat turn or a label costs per call

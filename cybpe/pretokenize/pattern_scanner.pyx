@@ -518,10 +518,14 @@ _CHECK_SAMPLE = (
 )
 
 
+_ASCII_LOWERCASE = np.arange(ord("a"), ord("z") + 1)
+_ASCII_LETTERS = np.concatenate([np.arange(ord("A"), ord("Z") + 1), _ASCII_LOWERCASE])
+
+
 def _runner_table(dfa):
     """The automaton's table as dfa_runner.pxd reads it (see DfaTables): (int32 array, width)."""
     n_classes = dfa.n_classes
-    width = n_classes + 6
+    width = n_classes + 7
     moves = np.asarray(dfa.trans, dtype=np.int64).reshape(dfa.n_states, n_classes)
     next_state, matched = moves >> 1, moves & 1
     # A move that dies right after a match ends (before this character) restarts from the
@@ -546,6 +550,10 @@ def _runner_table(dfa):
             words[b >> 5] |= 1 << (b & 31)
         table[state, n_classes + 1:n_classes + 5] = np.where(words >= 2**31, words - 2**32, words)
         table[state, n_classes + 5] = flag
+        if stays[_ASCII_LETTERS].all():
+            table[state, n_classes + 6] = 1
+        elif stays[_ASCII_LOWERCASE].all():
+            table[state, n_classes + 6] = 2
     return np.ascontiguousarray(table.ravel(), dtype=np.int32), width
 
 

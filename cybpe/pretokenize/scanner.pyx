@@ -30,6 +30,7 @@
 #   which calls Scanner.scan_all through the class's vtable: one indirect call per text.
 
 from libc.stdint cimport int64_t, uint8_t, uint16_t, uint32_t
+from cybpe._c.ascii_letters cimport cybpe_ascii_letters8
 from cybpe._c.utf8 cimport decode_cp, is_cont
 from cybpe.pretokenize.scanner_api cimport BaseScanner, SCAN_NO_MEMORY, push_end, reserve_ends
 
@@ -45,36 +46,6 @@ cdef extern from "unicode_tables.h" nogil:
     const char cybpe_ascii_fold[128]
     uint32_t cybpe_cp_class(uint32_t cp)
     char cybpe_fold_extra(uint32_t cp)
-
-
-cdef extern from *:
-    """
-    #include <string.h>
-    /* How many of the 8 bytes at p, from the first, are ASCII letters: [a-z] when lower_only,
-       else [A-Za-z]. SWAR: per byte, y = byte (case-folded, high bit cleared) is a letter when
-       0x61 <= y <= 0x7A, i.e. y + 0x1F has its high bit set and y + 0x05 has not; adding to
-       bytes below 0x80 never carries into the next byte. */
-    static inline unsigned cybpe_ascii_letters8(const uint8_t* p, int lower_only) {
-        uint64_t w, y, hit, miss;
-        memcpy(&w, p, 8);
-    #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-        w = __builtin_bswap64(w);
-    #endif
-        y = (lower_only ? w : (w | 0x2020202020202020ULL)) & 0x7F7F7F7F7F7F7F7FULL;
-        hit = (y + 0x1F1F1F1F1F1F1F1FULL) & ~(y + 0x0505050505050505ULL) & ~w;
-        miss = ~hit & 0x8080808080808080ULL;
-        if (!miss) return 8;
-    #if defined(__GNUC__) || defined(__clang__)
-        return (unsigned)(__builtin_ctzll(miss) >> 3);
-    #else
-        unsigned k;
-        for (k = 0; !(miss & 0x80); k++) miss >>= 8;
-        return k;
-    #endif
-    }
-    """
-    unsigned cybpe_ascii_letters8(const uint8_t* p, int lower_only) noexcept nogil
-
 
 
 SCANNER_NAMES = (

@@ -266,3 +266,31 @@ def test_final_newline_and_end_anchors():
 def test_an_unknown_backend_is_a_typed_error(backend):
     with pytest.raises(InvalidParameterError, match="backend must be"):
         PatternScanner(r"\w+|\s+", backend)
+
+
+# States that stay on every ASCII letter (or every lowercase one) skip letters 8 bytes at a
+# time before the bitmap loop (dfa_runner.pxd): runs of every length around 8 and 16, ending
+# at the text's end, at an uppercase letter, a digit, an apostrophe or a non-ASCII letter.
+_LETTER_LOOPS = [r"\p{L}+", r"[a-z]+", r"\p{Ll}+", r"[A-Za-z0-9_]+", r"[\p{L}\p{N}_]+", r"[a-zA-Z]+(?=\s)|\s",
+                 r" ?[a-z]+| ?[A-Z][a-z]*|\p{N}|\s+|.", r"[^\s\p{N}]+", r"[\p{Ll}\p{Lm}\p{Lo}\p{M}]+|\S",
+                 r"(?i:[a-z])+|.", r"[a-y]+|."]
+
+
+def _letter_runs() -> list[str]:
+    texts = []
+    for length in list(range(1, 20)) + [23, 24, 25, 31, 32, 33]:
+        run = "abcdefghijklmnopqrstuvwxyz"[:length] * 2
+        run = run[:length]
+        for stop in ["", "Q", "7", "'", "é", "\u0301", " ", "\n", "z", "aBc"]:
+            texts.append(run + stop)
+            texts.append(" " + run.upper() + stop + run)
+            texts.append(run[: length // 2] + "ſ" + run + stop)
+    return texts
+
+
+@pytest.mark.parametrize("pattern", _LETTER_LOOPS)
+def test_letter_loops_eight_bytes_at_a_time_agree(pattern):
+    texts = _letter_runs()
+    for text in texts:
+        _agree(pattern, text)
+    _agree(pattern, " ".join(texts))

@@ -73,11 +73,13 @@ class PreTokenizerEntry:
     distribution: Optional[str]
     version: Optional[str]
 
-    def build(self, **given: Any) -> PreTokenizer:
+    def _values(self, given: dict[str, Any]) -> dict[str, Any]:
         try:
-            values = check_param_values(self.name, self.params, given)
+            return check_param_values(self.name, self.params, given)
         except TypeError as exc:  # an unhashable value compared with a set of choices
             raise ParameterTypeError(f"pre-tokenizer {self.name!r}: {exc}") from None
+
+    def _pattern(self, values: dict[str, Any]) -> str:
         if callable(self.pattern):
             try:
                 pattern = self.pattern(**values)
@@ -87,6 +89,15 @@ class PreTokenizerEntry:
             pattern = self.pattern
         if not isinstance(pattern, str):
             raise PluginError(f"pre-tokenizer {self.name!r}: its pattern is not a str")
+        return pattern
+
+    def pattern_with(self, **given: Any) -> str:
+        """The pattern ``build(**given)`` would have, without building (nothing compiled)."""
+        return self._pattern(self._values(given))
+
+    def build(self, **given: Any) -> PreTokenizer:
+        values = self._values(given)
+        pattern = self._pattern(values)
         try:
             scanner = self.scanner(**values) if callable(self.scanner) else self.scanner
         except (TypeError, ValueError) as exc:
@@ -360,6 +371,12 @@ def get_pretokenizer(name: Union[str, PreTokenizer], **params: Any) -> PreTokeni
             raise InvalidParameterError("parameters cannot be given with a PreTokenizer instance")
         return name
     return _REGISTRY.entry(name).build(**params)
+
+
+def pattern_of(name: str, **params: Any) -> str:
+    """The pattern of pre-tokenizer ``name`` with ``params`` (defaults for the rest), without
+    building it: nothing is compiled, so comparing every registered pattern stays cheap."""
+    return _REGISTRY.entry(name).pattern_with(**params)
 
 
 def register_plugin(plugin: Any, name: Optional[str] = None) -> str:

@@ -1,10 +1,17 @@
 """Loading a vocabulary: cybpe.Tokenizer.from_tiktoken vs tiktoken (load ranks + build Encoding),
 and cybpe.Tokenizer.from_hf vs HF tokenizers, tokie and nanotok on the shared tokenizer.json files.
 
+A first load in a fresh process (``test_first_load``) adds what a process pays once: the
+pre-tokenizer registry, lazy imports, cold caches.
+
 python -m pytest bench/test_bench_load.py --benchmark-group-by=group
 """
 
 from __future__ import annotations
+
+import statistics
+import subprocess
+import sys
 
 import pytest
 
@@ -54,3 +61,36 @@ def test_load_tokenizer_json(benchmark, lib, name):
     else:
         load = pytest.importorskip("nanotok").Tokenizer.from_file
     benchmark.pedantic(load, args=(path,), rounds=5, iterations=1)
+
+
+# The loader's own time, inside a fresh interpreter, after its library is imported.
+_FIRST_LOAD = {
+    "cybpe": "import cybpe; load = cybpe.Tokenizer.from_hf",
+    "hf": "import tokenizers; load = tokenizers.Tokenizer.from_file",
+    "tokie": "import tokie; load = tokie.Tokenizer.from_json",
+}
+_TIMED = "import sys, time; {setup}; t = time.perf_counter(); load(sys.argv[1]); print(time.perf_counter() - t)"
+
+
+@pytest.mark.parametrize("name", ["llama3", "qwen3", "gpt4o-hf"])
+@pytest.mark.parametrize("lib", list(_FIRST_LOAD))
+def test_first_load(benchmark, lib, name):
+    """The first ``tokenizer.json`` load in a fresh process. The row times the whole process
+    (start, import, load); ``extra_info`` has the load alone, min and median of the rounds."""
+    shared = shared_path()
+    if shared is None:
+        pytest.skip("needs $CYBPE_SHARED/vocab")
+    if lib != "cybpe":
+        pytest.importorskip({"hf": "tokenizers"}.get(lib, lib))
+    path = str(shared / "vocab" / name / "tokenizer.json")
+    benchmark.group = f"first load of {name} tokenizer.json in a fresh process"
+    loads: list[float] = []
+
+    def run() -> None:
+        done = subprocess.run([sys.executable, "-c", _TIMED.format(setup=_FIRST_LOAD[lib]), path],
+                              capture_output=True, text=True, check=True)
+        loads.append(float(done.stdout))
+
+    benchmark.pedantic(run, rounds=5, iterations=1)
+    benchmark.extra_info["load_min_ms"] = round(min(loads) * 1e3, 1)
+    benchmark.extra_info["load_median_ms"] = round(statistics.median(loads) * 1e3, 1)

@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import urllib.error
-import urllib.request
 from typing import Optional, Union
 
 from cybpe.encodings.cache import EncodingFile, check_sha256, find_file, tiktoken_cache_dir
@@ -38,6 +36,10 @@ def _address(file: EncodingFile, base_url: Optional[str]) -> str:
 
 
 def _fetch(address: str, timeout: float) -> bytes:
+    # Imported here: urllib.request (http.client, email, ssl) was 8 ms of every `import cybpe`.
+    import urllib.error
+    import urllib.request
+
     try:
         with urllib.request.urlopen(address, timeout=timeout) as response:
             data = response.read(MAX_BYTES + 1)

@@ -63,8 +63,9 @@ def _known_scripts() -> list[str]:
 def _script_matcher() -> regex.Pattern:
     """One group per known script. Built on first use, not at import: ``import cybpe``
     spent 11 ms on it (-X importtime, 2026-12-03: its own modules 82-88 ms -> 72-77 ms,
-    the whole import 182-195 ms -> 175-216 ms), for the few users of ``merge_veto="scripts"``. lru_cache makes the first build once per process
-    (two threads racing build equal matchers)."""
+    the whole import 182-195 ms -> 175-216 ms), for the few users of
+    ``merge_veto="scripts"``. lru_cache keeps the first build for the process (two threads
+    racing build equal matchers)."""
     return regex.compile("|".join(rf"(?P<{name}>\p{{Script={name}}})" for name in _known_scripts()))
 
 

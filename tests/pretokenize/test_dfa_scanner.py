@@ -4,6 +4,7 @@ of its subset; patterns outside it (or past the state cap) stay on the backtrack
 
 from __future__ import annotations
 
+import functools
 import json
 import pickle
 import re
@@ -62,7 +63,10 @@ def _in_subset(pattern: str) -> bool:
 IN_SUBSET = sorted({p for p in list(PATTERNS.values()) + list(PUBLISHED.values()) if _in_subset(p)})
 
 
+@functools.lru_cache(maxsize=None)
 def _both(pattern: str) -> tuple[PatternScanner, PatternScanner]:
+    """Both matchers of ``pattern``, built once per pattern (scanners are read-only, so the
+    many texts checked against one pattern can share them)."""
     return PatternScanner(pattern, "dfa"), PatternScanner(pattern, "backtrack")
 
 
@@ -279,8 +283,7 @@ _LETTER_LOOPS = [r"\p{L}+", r"[a-z]+", r"\p{Ll}+", r"[A-Za-z0-9_]+", r"[\p{L}\p{
 def _letter_runs() -> list[str]:
     texts = []
     for length in list(range(1, 20)) + [23, 24, 25, 31, 32, 33]:
-        run = "abcdefghijklmnopqrstuvwxyz"[:length] * 2
-        run = run[:length]
+        run = ("abcdefghijklmnopqrstuvwxyz" * 2)[:length]
         for stop in ["", "Q", "7", "'", "é", "\u0301", " ", "\n", "z", "aBc"]:
             texts.append(run + stop)
             texts.append(" " + run.upper() + stop + run)

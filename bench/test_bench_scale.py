@@ -24,6 +24,7 @@ import scale_corpus
 from bench_support import shared_path
 
 VOCAB = 4096 if scale_corpus.SMOKE else 65_536
+VOCAB_DISTINCT = 512 if scale_corpus.SMOKE else 1024
 CL100K = r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]++[\r\n]*|\s*[\r\n]|\s+(?!\S)|\s+"""
 LLAMA3 = r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"""
 
@@ -96,10 +97,15 @@ def test_count(benchmark, inputs, how):
     assert result["total"] > 0
 
 
+@pytest.mark.parametrize("corpus", ["resampled", "distinct"])
 @pytest.mark.parametrize("lib", ["cybpe", "rustbpe", "hf"])
-def test_train_end_to_end(benchmark, inputs, lib):
-    """Files to a VOCAB-token vocabulary, counting included (2 workers / threads each)."""
-    benchmark.group = f"train {MB} MB to {VOCAB}"
+def test_train_end_to_end(benchmark, inputs, lib, corpus):
+    """Files to a vocabulary, counting included (2 workers / threads each): the resampled
+    corpus to VOCAB tokens, and the DISTINCT distinct words (high cardinality: the cost is the
+    chunks, not the bytes) to VOCAB_DISTINCT tokens."""
+    files, vocab = (inputs["files"], VOCAB) if corpus == "resampled" else ([inputs["words"]], VOCAB_DISTINCT)
+    benchmark.group = (f"train {MB} MB to {vocab}" if corpus == "resampled"
+                       else f"train {scale_corpus.DISTINCT} distinct words to {vocab}")
     pytest.importorskip({"cybpe": "cybpe", "rustbpe": "rustbpe", "hf": "tokenizers"}[lib])
     measured(benchmark, """
         if __name__ == "__main__":
@@ -129,7 +135,7 @@ def test_train_end_to_end(benchmark, inputs, lib):
                                               initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
                 tok.train_from_iterator(documents(), trainer)
                 done(vocab=tok.get_vocab_size())
-    """, lib=lib, files=inputs["files"], vocab=VOCAB, cl100k=CL100K, llama3=LLAMA3)
+    """, lib=lib, files=files, vocab=vocab, cl100k=CL100K, llama3=LLAMA3)
 
 
 @pytest.mark.parametrize("step", ["save", "load", "load+train"])

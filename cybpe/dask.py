@@ -49,6 +49,16 @@ the client's plus the workers'):
   unpickled 360 k-chunk counts, idle). Both tasks ran the whole time, ending
   within 0.05-1.2 s of each other. Fetching each result as its task ends (not all at the
   end) brought that tail to 0.75-1.10 s (3 rounds).
+* then (1 GB of ``bench/scale_corpus.py``, idle machine, 2026-12-03): the tail was down to
+  0.3-0.4 s, and the gap was in the tasks. Each worker's counting thread used 10.0-10.3 s of CPU
+  for its half, where the local count's threads (which count each block into a table of its
+  own and add it to the total) used about 9: counting a whole half straight into one table of
+  824 k chunks costs a cache miss per occurrence (two plain processes doing that: 9.8-9.9 s
+  each). ChunkCounts now counts a batch into a fresh table and merges it once the table is big
+  (``SCRATCH_FROM`` in cybpe/training/counts.py): the worker's task, hence this path, got it
+  too. Three runs each of this probe before and of ``bench/test_bench_scale.py -k test_count``
+  after: Dask 10.76-12.18 s against 9.28-9.57 s local (1.16-1.27x), then 9.32-9.89 s against
+  9.11-9.87 s (1.00-1.08x; min 1.02x, median 1.06x).
 * the cost: one task per thread cannot rebalance when one worker is slower (a busier
   machine); pass ``n_shards`` (more, smaller tasks, then more additions) for uneven workers.
 """

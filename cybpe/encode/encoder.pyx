@@ -22,7 +22,11 @@ linear rescan (short pieces), binary heap (medium), bucket queue by rank (long),
 #   length: pieces of <= 8 bytes are compared in the slot, without touching offsets or the blob
 #   (3 misses before). perf showed ~50% of the lookup loop's samples on that one load, so
 #   encode_block hashes 16 pieces first and prefetches their slots, then probes: the misses
-#   overlap (en 92 -> 96..122 MB/s, code 98 -> 106..130, ru/ja/hi +2..15%).
+#   overlap (en 92 -> 96..122 MB/s, code 98 -> 106..130, ru/ja/hi +2..15%). 64 pieces a block
+#   instead of 16 (2026-12-03, the bench's 16 KB documents, min / mean of 30 rounds, 5 process
+#   pairs A/B alternated): en 2 MB 20.00 / 21.54 -> 18.44 / 19.99 ms, code 3 MB 33.00 / 34.35 ->
+#   30.16 / 32.33; zh and hi unchanged within 1%; 8 was 8-10% slower than 16, 128 no better
+#   than 64. perf had put 12% of encode_block's samples just after the prefetches.
 # * Pieces that need BPE repeat within a text (ru: 76% of such bytes, hi: 94%, en: 66%, ja:
 #   15%), so encode_utf8 / encode_str_pieces memoise them in a per-call cache keyed by the
 #   piece's bytes in the caller's input, valued by the ids' position in the output: ru 24 -> 60
@@ -97,7 +101,7 @@ import numpy as np
 from cybpe.errors import EncodingError, FormatError, InvalidParameterError, InvalidTokenError, describe
 
 cdef enum:
-    LOOKAHEAD = 16            # pieces whose token-table slots are prefetched together
+    LOOKAHEAD = 64            # pieces whose token-table slots are prefetched together (notes)
     CACHE_MIN_PIECES = 64     # calls with fewer pieces get no per-call piece cache
     CACHE_FIRST_SLOTS = 64    # a per-call cache starts this small and doubles when half full
     CACHE_MAX_SLOTS = 1 << 15 # 1 MB of cache entries at most

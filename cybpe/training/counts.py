@@ -281,13 +281,12 @@ class ChunkCounts:
         if self.capped or len(table) < SCRATCH_FROM or not self._scratch_pays:
             before_len, before_total = len(table), table.total
             table.add_texts(texts, scanner)
-            new = len(table) - before_len
-            self._scratch_pays = table.total - before_total >= SCRATCH_REPEATS * max(new, 1)
+            self._scratch_pays = _repeats_enough(table.total - before_total, len(table) - before_len)
             return
         scratch = ChunkCounter()
         scratch.add_texts(texts, scanner)
         table.merge(scratch)
-        self._scratch_pays = scratch.total >= SCRATCH_REPEATS * max(len(scratch), 1)
+        self._scratch_pays = _repeats_enough(scratch.total, len(scratch))
 
     def _add_capped(self, text: str, scanner: BaseScanner) -> None:
         """Count a text with the memory cap checked every CAP_BLOCK_PIECES pieces.
@@ -620,6 +619,11 @@ class _TableSnapshot:
     def restore(self) -> ChunkCounter:
         rebuild, args = self._reduced
         return rebuild(*args)
+
+
+def _repeats_enough(occurrences: int, chunks: int) -> bool:
+    """Whether a batch's occurrences per chunk (distinct, or new) make a scratch table pay."""
+    return occurrences >= SCRATCH_REPEATS * max(chunks, 1)
 
 
 def _check_cap(value: Optional[int], name: str) -> Optional[int]:

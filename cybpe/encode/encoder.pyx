@@ -33,7 +33,7 @@ linear rescan (short pieces), binary heap (medium), bucket queue by rank (long),
 #   MB/s, hi 60 -> 150, code 110 -> 155, en 110 -> 128, ja 18.5 -> 19.6. Per call, so threads
 #   never share it.
 # * Across calls, each thread also keeps the ids of the last short pieces (<= 32 bytes, <= 4 ids)
-#   that needed BPE, in a 2 MiB 2-way set-associative table of its own (thread_cache.pxd),
+#   that needed BPE, in a 2 MiB 4-way set-associative table of its own (thread_cache.pxd),
 #   tagged with the encoder's serial: a stream of documents stops re-merging its common words.
 #   English documents of 16 KB, cl100k, warm rounds, min of 3, A/B interleaved (noisy host): en
 #   16.2 -> 13.6 ms, code 22.1 -> 18.3, zh 34.5 -> 29.3, hi 3.8 -> 3.0 per 1 MB set with the
@@ -41,7 +41,17 @@ linear rescan (short pieces), binary heap (medium), bucket queue by rank (long),
 #   not better within the noise. A merge that the table misses costs ~0.8 us (mostly pair-table
 #   misses), so its misses mattered: 2-way and twice the entries (see thread_cache.pxd), with the
 #   three changes below, took the 2 MB English set from 30.0 to 23.9 ms and the 3 MB code set
-#   from 42.1 to 36.2 (min of 4 processes x 20 rounds, A/B alternated, 2026-12-03).
+#   from 42.1 to 36.2 (min of 4 processes x 20 rounds, A/B alternated, 2026-12-03). 4 ways
+#   instead of 2, the search stopping at the first empty way (2026-12-04, 8 process pairs A/B
+#   alternated, min / median of 10 rounds each): en 16.31 / 17.75 -> 15.02 / 15.88 ms, code
+#   24.07 / 25.76 -> 21.80 / 24.52, zh 50.63 / 54.24 -> 48.47 / 53.06, hi (40 rounds) 4.33 /
+#   4.36 -> 4.36 / 4.42; fresh document sets (the bench's unseen rows) within noise (en min 0.97x,
+#   median 1.05x; code 0.98x / 0.95x). Tried the same day and dropped: 8 ways (hi +5%), and
+#   prefetching the set's ways in a third pass of encode_block, with or without a line of tags
+#   per set (en and code -3..-10%, but hi +8..+14%). A 128 KB table of the ids below 4096 of
+#   <= 8 bytes, probed before the main one, cost en +22%: its probe loop does not overlap the
+#   way prefetched lookups do. Large tables on 2 MiB pages (MADV_HUGEPAGE, granted on this VM)
+#   changed nothing measurable (min 1.00x, median 0.98..1.00x), so they are not used.
 # * Three small costs perf showed in an English encode: memcmp calls for 9-32-byte compares
 #   (3.8%; now same_bytes, inline word compares), str.encode of every non-ASCII text (3.3%;
 #   fastpath.pyx now reads the UTF-8 form CPython caches in the str) and clearing a per-call
@@ -298,9 +308,13 @@ cdef inline CacheEntry* cache_entry(PieceCache* cache, const uint8_t* s, Py_ssiz
 cdef inline ThreadCacheEntry* thread_cache_find(const RankTables* t, ThreadCacheEntry* ways,
                                                 const uint8_t* s, Py_ssize_t n,
                                                 uint64_t h) noexcept nogil:
-    """The entry of this encoder holding exactly s[:n] among one set's ways, or NULL."""
+    """The entry of this encoder holding exactly s[:n] among one set's ways, or NULL. A new
+    entry always goes to the first way (the others move down), so the filled ways are a prefix
+    of the set and the first empty one ends the search."""
     cdef int w
     for w in range(THREAD_CACHE_WAYS):
+        if ways[w].owner == 0:
+            return NULL
         if (ways[w].owner == t.cache_owner and ways[w].length == n
                 and ways[w].hash == <uint32_t>h and same_bytes(ways[w].key, s, n)):
             return &ways[w]

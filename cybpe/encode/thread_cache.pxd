@@ -13,22 +13,31 @@
 #     entries = thread_cache_entries()                # once per call, with or without the GIL;
 #     if entries != NULL:                             # NULL: no memory, carry on without it
 #         ways = &entries[(hash & thread_cache_mask()) * THREAD_CACHE_WAYS]
-#         for e in ways[0], ways[1]:                  # the piece's set: newest first
+#         for e in ways[0 : THREAD_CACHE_WAYS]:       # the piece's set: newest first
+#             if e.owner == 0:                        # the filled ways are always a prefix
+#                 break
 #             if e.owner == serial and e.length == n and e.hash == <uint32_t>hash \
 #                     and memcmp(e.key, s, n) == 0:
 #                 ...  # e.ids[0:e.n_ids] are the piece's ids
-#         # not there: BPE, then ways[1] = ways[0] and the new entry goes to ways[0]
+#         # not there: BPE, then ways[1:] = ways[:-1] and the new entry goes to ways[0]
 #
 # An entry is valid only for the encoder whose serial it carries (serials come from one process
 # counter, 64 bits, so an entry can never be taken for another encoder's, even one allocated at
-# a freed encoder's address) and only for exactly its key bytes. A piece has a set of two
-# entries (2-way set-associative, the older one evicted): a miss costs one BPE, never a wrong id.
+# a freed encoder's address) and only for exactly its key bytes. A piece has a set of four
+# entries (4-way set-associative, the oldest evicted): a miss costs one BPE, never a wrong id.
 #
-# Performance notes: 2^15 entries (2 MiB per thread) in sets of two. Simulated on the English
+# Performance notes: 2^15 entries (2 MiB per thread) in sets of four. Simulated on the English
 # eval documents (cl100k, 31 k pieces needing BPE, 10 k distinct; a second pass over the same
 # documents), the pieces that still needed BPE: direct-mapped 16 k entries 5,351, 2-way 16 k
 # 4,024, direct-mapped 32 k 3,366, 2-way 32 k 1,904 (code: 7,782 / 6,416 / 4,794 / 2,910); an
 # LRU order within the set instead of insertion order gained under 4% of that.
+# Sets of two still left a set that three pieces share missing all three on every pass. A
+# second simulation (2026-12-04, the bench's documents: 30 k pieces of <= 32 bytes and <= 4 ids
+# needing BPE, 9.8 k distinct), pieces re-merged per warm pass, English / code: 2-way 1,172 /
+# 2,457, 4-way 293 / 1,029, 8-way 27 / 210. The wall-clock effect, with the search stopping at
+# the first empty way, is in encoder.pyx's performance notes; 8 ways cost Hindi (whose 2.6 k
+# pieces needing BPE nearly all hit) 5%, and a victim named by the hash instead of the oldest
+# (fewer misses on a repeated set) lost to a stream of mixed languages.
 #
 # Thread safety: every thread has its own entries (a pthread key; freed by its destructor when the
 # thread ends), so no entry is ever read or written by two threads. next_encoder_serial is an
@@ -45,7 +54,7 @@ cdef extern from *:
     #include <stdlib.h>
 
     #define CYBPE_THREAD_CACHE_BITS 15   /* entries: 2^15 * 64 bytes = 2 MiB */
-    #define CYBPE_THREAD_CACHE_WAYS 2
+    #define CYBPE_THREAD_CACHE_WAYS 4
     #define CYBPE_THREAD_CACHE_MAX_BYTES 32
     #define CYBPE_THREAD_CACHE_MAX_IDS 4
 

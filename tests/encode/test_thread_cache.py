@@ -95,7 +95,7 @@ def test_repeated_calls_equal_the_uncached_path_at_every_length():
 
 
 def test_more_pieces_than_entries_overwrite_correctly():
-    """40,000 distinct pieces (more than the 16,384 entries): entries are overwritten on
+    """40,000 distinct pieces (more than the 32,768 entries): entries are overwritten on
     collision, and every later answer is still the piece's own."""
     merges = _merges(9)
     encoder = RankEncoder(TOKENS, merges, whole_piece_lookup=False)
@@ -138,6 +138,41 @@ def test_pieces_sharing_slot_and_stored_hash_are_told_apart_by_their_bytes():
         for x, y in ((first, second), (second, first)):
             assert _encode_all(encoder, [x]) == expected(x)
             assert _encode_all(encoder, [y]) == expected(y)
+
+
+SET_MASK = (1 << 15) // 4 - 1  # thread_cache_mask(): 2^15 entries in sets of THREAD_CACHE_WAYS = 4
+
+
+def test_a_crowded_set_of_two_encoders_stays_exact():
+    """Twelve pieces that share one set (three times its ways), cached by two encoders that
+    disagree, one piece per call, in rotating orders: entries are evicted, sets hold both
+    encoders' pieces, the search stops at the first empty way. Every answer is the piece's own,
+    for its encoder."""
+    merges_a, merges_b = _merges(31), _merges(32)
+    a = RankEncoder(TOKENS, merges_a, whole_piece_lookup=False)
+    b = RankEncoder(TOKENS, merges_b, whole_piece_lookup=False)
+    rng = random.Random(33)
+    by_set: dict[int, list[bytes]] = {}
+    seen: set[bytes] = set()
+    crowded: list[bytes] = []
+    while len(crowded) < 12:
+        piece = bytes(rng.choice(ALPHABET) for _ in range(rng.randint(4, 8)))
+        if piece in seen:
+            continue
+        seen.add(piece)
+        # Kept by the cache under both encoders (at most THREAD_CACHE_MAX_IDS = 4 ids).
+        if max(len(_expected([piece], merges_a)), len(_expected([piece], merges_b))) <= 4:
+            crowded = by_set.setdefault(_piece_hash(piece) & SET_MASK, [])
+            crowded.append(piece)
+    assert any(_expected([p], merges_a) != _expected([p], merges_b) for p in crowded), \
+        "the two merge orders must disagree on some of these pieces"
+    for round_ in range(6):
+        order = crowded[round_ % 3:] + crowded[:round_ % 3]
+        for piece in (order if round_ % 2 == 0 else order[::-1]):
+            for encoder, merges in ((a, merges_a), (b, merges_b)):
+                assert _encode_all(encoder, [piece]) == _expected([piece], merges), (round_, piece)
+        for piece in order[:3]:  # the same few again: answered from the set when still there
+            assert _encode_all(a, [piece]) == _expected([piece], merges_a)
 
 
 def test_threads_each_keep_their_own_entries():

@@ -20,13 +20,21 @@ linear rescan (short pieces), binary heap (medium), bucket queue by rank (long),
 # * Whole-piece lookup is the hot path for English and code (90-93% of pieces are tokens). Its
 #   cost is one cache miss into the token table, so a slot holds the token's first 8 bytes and
 #   length: pieces of <= 8 bytes are compared in the slot, without touching offsets or the blob
-#   (3 misses before). perf showed ~50% of the lookup loop's samples on that one load, so
-#   encode_block hashes 16 pieces first and prefetches their slots, then probes: the misses
-#   overlap (en 92 -> 96..122 MB/s, code 98 -> 106..130, ru/ja/hi +2..15%). 64 pieces a block
-#   instead of 16 (2026-12-03, the bench's 16 KB documents, min / mean of 30 rounds, 5 process
-#   pairs A/B alternated): en 2 MB 20.00 / 21.54 -> 18.44 / 19.99 ms, code 3 MB 33.00 / 34.35 ->
-#   30.16 / 32.33; zh and hi unchanged within 1%; 8 was 8-10% slower than 16, 128 no better
-#   than 64. perf had put 12% of encode_block's samples just after the prefetches.
+#   (3 misses before; 16 bytes now, see below). perf showed ~50% of the lookup loop's samples on
+#   that one load, so encode_block hashes 16 pieces first and prefetches their slots, then
+#   probes: the misses overlap (en 92 -> 96..122 MB/s, code 98 -> 106..130, ru/ja/hi
+#   +2..15%). 64 pieces a block instead of 16 (2026-12-03, the bench's 16 KB documents, min /
+#   mean of 30 rounds, 5 process pairs A/B alternated): en 2 MB 20.00 / 21.54 -> 18.44 / 19.99
+#   ms, code 3 MB 33.00 / 34.35 -> 30.16 / 32.33; zh and hi unchanged within 1%; 8 was 8-10%
+#   slower than 16, 128 no better than 64. perf had put 12% of encode_block's samples just
+#   after the prefetches.
+#   Slots of 32 bytes instead of 16 (2026-12-04) hold bytes 9-16 and the token's blob offset
+#   too: a piece of 9-16 bytes (8% of English pieces, 6% of code) is compared in its slot, a
+#   longer one reads the blob directly, where both had first read token_offsets and then the
+#   blob, two dependent misses (19% of encode_block's samples in perf on the warm English
+#   set). Paired A/B processes (16 pairs, min of 6 rounds each, median of the pair ratios): en
+#   0.95x (min 14.29 -> 13.48 ms), code 0.98x, zh 1.00x, hi 1.02x (8 pairs of 20 rounds); the
+#   table doubles (cl100k 8 MB, o200k 16 MB) and RankEncoder(o200k) takes ~5 ms more (~80 ms).
 # * Pieces that need BPE repeat within a text (ru: 76% of such bytes, hi: 94%, en: 66%, ja:
 #   15%), so encode_utf8 / encode_str_pieces memoise them in a per-call cache keyed by the
 #   piece's bytes in the caller's input, valued by the ids' position in the output: ru 24 -> 60
@@ -88,6 +96,9 @@ from cybpe._c.cpu cimport prefetch_read, prefetch_write
 from cybpe._c.types cimport IdBuffer, grow_buffer, id_buffer_reserve, rank_t, token_t
 
 
+
+cdef extern from "<stdlib.h>" nogil:
+    int posix_memalign(void** block, size_t alignment, size_t size)  # freed by free()
 
 cdef extern from "Python.h":
     # Raw forms (no reference counting by Cython): ids_list moves borrowed ints into a list.
@@ -199,9 +210,10 @@ cdef inline token_t probe_token(const RankTables* t, const uint8_t* s, Py_ssize_
         slot = &t.token_slots[i]
         if slot.token < 0:
             return -1
-        if slot.head == head and slot.length == n:
-            if n <= 8 or same_bytes(t.token_blob + t.token_offsets[slot.token], s, n):
-                return slot.token
+        if slot.head == head and slot.length == n and (
+                n <= 8 or slot.tail == head_word(s + 8, n - 8) and (
+                    n <= 16 or same_bytes(t.token_blob + slot.offset + 16, s + 16, n - 16))):
+            return slot.token
         i = (i + 1) & t.token_mask
 
 
@@ -433,11 +445,13 @@ cdef token_t insert_token(RankTables* t, token_t token, uint64_t head,
         slot = &t.token_slots[i]
         if slot.token < 0:
             slot.head = head
+            slot.tail = head_word(s + 8, n - 8) if n > 8 else 0
+            slot.offset = t.token_offsets[token]
             slot.length = <int32_t>n
             slot.token = token
             return -1
         if slot.head == head and slot.length == n and (
-                n <= 8 or memcmp(t.token_blob + t.token_offsets[slot.token] + 8, s + 8, n - 8) == 0):
+                n <= 8 or memcmp(t.token_blob + slot.offset + 8, s + 8, n - 8) == 0):
             return slot.token
         i = (i + 1) & t.token_mask
 
@@ -615,9 +629,10 @@ cdef int build_tokens(RankEncoder encoder, tokens) except -1:
 
     cdef Py_ssize_t slots = <Py_ssize_t>1 << table_bits(n)
     t.token_mask = <uint64_t>(slots - 1)
-    t.token_slots = <TokenSlot*>malloc(slots * sizeof(TokenSlot))
-    if t.token_slots == NULL:
+    cdef void* block = NULL
+    if posix_memalign(&block, 64, slots * sizeof(TokenSlot)) != 0:  # slots never cross a line
         raise MemoryError()
+    t.token_slots = <TokenSlot*>block
     memset(t.token_slots, 0xFF, slots * sizeof(TokenSlot))  # token -1: empty
     cdef token_t k
     with nogil:

@@ -19,10 +19,13 @@ cdef enum:
 
 
 cdef struct TokenSlot:
-    # One slot of the bytes -> id open-addressing table. A token of up to 8 bytes is compared
-    # entirely in its slot (one cache miss per lookup); a longer one compares its first 8 bytes
-    # here and the rest in the token blob.
+    # One 32-byte slot of the bytes -> id open-addressing table (the table starts on a 64-byte
+    # boundary, so a slot never crosses a cache line). A token of up to 16 bytes is compared
+    # entirely in its slot (one cache miss per lookup); a longer one compares its first 16
+    # bytes here and the rest in the token blob, found through ``offset`` (one more miss).
     uint64_t head       # head_word() of the token's bytes
+    uint64_t tail       # head_word() of its bytes from the 9th on (tokens over 8 bytes); else 0
+    int64_t offset      # token_offsets[token]
     int32_t length      # the token's length in bytes
     token_t token       # -1 when the slot is empty
 

@@ -334,6 +334,29 @@ def test_lookup_of_tokens_with_a_common_head():
             assert _all_paths(encoder, piece) == reference_encode_piece(piece, ids)
 
 
+def test_lookup_of_tokens_alike_in_their_first_16_bytes():
+    """A slot holds a token's first 16 bytes: tokens of 9-16 bytes that differ only in their
+    last byte, and longer ones that share those 16 bytes and differ after them (read from the
+    blob), are each found, and look-alikes that are not tokens are not."""
+    singles = [bytes([b]) for b in range(256)]
+    letters = range(ord("a"), ord("a") + 20)
+    head16 = b"abcdefghijklmnop"
+    alike = ([head16[:n - 1] + bytes([c]) for n in (9, 12, 16) for c in letters]
+             + [head16 + bytes([c, d]) for c in letters for d in letters]
+             + [head16 + b"q" * 16 + bytes([c]) for c in letters])
+    tokens = singles + list(dict.fromkeys(alike + [head16, head16[:12], head16[:9]]))
+    encoder = RankEncoder(tokens)
+    for i, token in enumerate(tokens):
+        assert encoder.token_id(token) == i
+    ids = token_ids_of(tokens)
+    for c in b"XYZ":
+        for piece in (head16[:8] + bytes([c]), head16[:15] + bytes([c]), head16 + bytes([c, c]),
+                      head16 + bytes([c]) + b"a", head16 + b"q" * 16 + bytes([c]),
+                      head16[:10] + bytes([c]) * 6):
+            assert encoder.token_id(piece) == -1
+            assert _all_paths(encoder, piece) == reference_encode_piece(piece, ids)
+
+
 def test_pickle_round_trip(tiny):
     encoder, _ = tiny
     clone = pickle.loads(pickle.dumps(encoder))

@@ -1146,6 +1146,13 @@ def _piece_hash(piece):
     return hash_bytes(s, n, head_word(s, n))
 
 
+def _thread_cache_layout():
+    """(set mask, ways, most bytes, most ids) of the per-thread piece cache (thread_cache.pxd):
+    a piece's set is ``_piece_hash(piece) & mask``; pieces of at most ``most bytes`` bytes
+    that BPE turns into at most ``most ids`` ids are kept (for tests that crowd one set)."""
+    return thread_cache_mask(), THREAD_CACHE_WAYS, THREAD_CACHE_MAX_BYTES, THREAD_CACHE_MAX_IDS
+
+
 def _rebuild_rank_encoder(tokens, merges, whole_piece_lookup, special_tokens):
     """Unpickling helper: the constructor with keyword arguments."""
     return RankEncoder(tokens, merges, whole_piece_lookup=whole_piece_lookup,

@@ -12,12 +12,14 @@ import numpy as np
 import pytest
 
 import cybpe
-from cybpe.encode.encoder import RankEncoder, _piece_hash
+from cybpe.encode.encoder import RankEncoder, _piece_hash, _thread_cache_layout
 from cybpe.reference.encoder import reference_encode
 from support import all_split_merges, random_vocabulary
 
 ALPHABET = b"abc \n"
-MAX_CACHED_BYTES = 32  # THREAD_CACHE_MAX_BYTES: pieces up to this length are cached
+# The cache as compiled: a piece's set is _piece_hash(piece) & SET_MASK; pieces of up to
+# MAX_CACHED_BYTES bytes and MAX_CACHED_IDS ids are kept.
+SET_MASK, WAYS, MAX_CACHED_BYTES, MAX_CACHED_IDS = _thread_cache_layout()
 
 
 TOKENS = random_vocabulary(11, ALPHABET, 150, (2, 6))
@@ -131,8 +133,8 @@ def test_pieces_sharing_slot_and_stored_hash_are_told_apart_by_their_bytes():
     while len(pairs) < 3:
         piece = bytes(rng.choice(letters) for _ in range(8))
         other = seen.setdefault(_piece_hash(piece) & 0xFFFFFFFF, piece)
-        # Both kept by the cache (at most THREAD_CACHE_MAX_IDS = 4 ids); other bytes, other ids.
-        if other != piece and max(len(expected(other)), len(expected(piece))) <= 4:
+        # Both kept by the cache (at most MAX_CACHED_IDS ids); other bytes, other ids.
+        if other != piece and max(len(expected(other)), len(expected(piece))) <= MAX_CACHED_IDS:
             pairs.append((other, piece))
     for first, second in pairs:
         for x, y in ((first, second), (second, first)):
@@ -140,11 +142,8 @@ def test_pieces_sharing_slot_and_stored_hash_are_told_apart_by_their_bytes():
             assert _encode_all(encoder, [y]) == expected(y)
 
 
-SET_MASK = (1 << 15) // 4 - 1  # thread_cache_mask(): 2^15 entries in sets of THREAD_CACHE_WAYS = 4
-
-
 def test_a_crowded_set_of_two_encoders_stays_exact():
-    """Twelve pieces that share one set (three times its ways), cached by two encoders that
+    """Pieces that share one set (three times its ways), cached by two encoders that
     disagree, one piece per call, in rotating orders: entries are evicted, sets hold both
     encoders' pieces, the search stops at the first empty way. Every answer is the piece's own,
     for its encoder."""
@@ -155,13 +154,14 @@ def test_a_crowded_set_of_two_encoders_stays_exact():
     by_set: dict[int, list[bytes]] = {}
     seen: set[bytes] = set()
     crowded: list[bytes] = []
-    while len(crowded) < 12:
+    while len(crowded) < 3 * WAYS:
         piece = bytes(rng.choice(ALPHABET) for _ in range(rng.randint(4, 8)))
         if piece in seen:
             continue
         seen.add(piece)
-        # Kept by the cache under both encoders (at most THREAD_CACHE_MAX_IDS = 4 ids).
-        if max(len(_expected([piece], merges_a)), len(_expected([piece], merges_b))) <= 4:
+        # Kept by the cache under both encoders (at most MAX_CACHED_IDS ids).
+        most = max(len(_expected([piece], merges_a)), len(_expected([piece], merges_b)))
+        if most <= MAX_CACHED_IDS:
             crowded = by_set.setdefault(_piece_hash(piece) & SET_MASK, [])
             crowded.append(piece)
     want_a = {p: _expected([p], merges_a) for p in crowded}

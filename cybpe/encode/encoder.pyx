@@ -204,6 +204,20 @@ cdef inline uint64_t pair_key(token_t left, token_t right) noexcept nogil:
 
 # ---------------------------------------------------------------- table lookups (hot)
 
+cdef inline uint64_t tail_word(const uint8_t* s, Py_ssize_t n) noexcept nogil:
+    """A TokenSlot's tail for bytes s[:n]: the head_word of s[8:min(n, 16)], 0 for n <= 8."""
+    return head_word(s + 8, n - 8) if n > 8 else 0
+
+
+cdef inline bint slot_holds(const RankTables* t, const TokenSlot* slot, const uint8_t* s,
+                            Py_ssize_t n, uint64_t head) noexcept nogil:
+    """The filled slot's token is exactly s[:n] (head = head_word(s, n)): its first 16 bytes
+    are compared in the slot, the rest in the blob."""
+    return slot.head == head and slot.length == n and (
+        n <= 8 or slot.tail == tail_word(s, n) and (
+            n <= 16 or same_bytes(t.token_blob + slot.offset + 16, s + 16, n - 16)))
+
+
 cdef inline token_t probe_token(const RankTables* t, const uint8_t* s, Py_ssize_t n,
                                 uint64_t head, uint64_t i) noexcept nogil:
     """Id of the token s[:n] (1 <= n <= max_token_len) from its head_word and first slot."""
@@ -212,9 +226,7 @@ cdef inline token_t probe_token(const RankTables* t, const uint8_t* s, Py_ssize_
         slot = &t.token_slots[i]
         if slot.token < 0:
             return -1
-        if slot.head == head and slot.length == n and (
-                n <= 8 or slot.tail == head_word(s + 8, n - 8) and (
-                    n <= 16 or same_bytes(t.token_blob + slot.offset + 16, s + 16, n - 16))):
+        if slot_holds(t, slot, s, n, head):
             return slot.token
         i = (i + 1) & t.token_mask
 
@@ -447,13 +459,12 @@ cdef token_t insert_token(RankTables* t, token_t token, uint64_t head,
         slot = &t.token_slots[i]
         if slot.token < 0:
             slot.head = head
-            slot.tail = head_word(s + 8, n - 8) if n > 8 else 0
+            slot.tail = tail_word(s, n)
             slot.offset = t.token_offsets[token]
             slot.length = <int32_t>n
             slot.token = token
             return -1
-        if slot.head == head and slot.length == n and (
-                n <= 8 or memcmp(t.token_blob + slot.offset + 8, s + 8, n - 8) == 0):
+        if slot_holds(t, slot, s, n, head):
             return slot.token
         i = (i + 1) & t.token_mask
 

@@ -1,0 +1,117 @@
+# The cl100k pattern over 64 ASCII bytes at once: piece starts from class bitmasks.
+#
+#   '(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+
+#   | ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s
+#
+# Usage (scanner.pyx, the cl100k and gpt4-digits3 loop):
+#     from cybpe.pretokenize.cl100k_window cimport cl100k_window
+#     found = cl100k_window(s, pos, out)   # s[pos:pos + 64] readable, pos a piece start
+#     # found > 0: out[0:found] are the next piece ends (all < pos + 64), and the last one is
+#     # a piece start again; 0: nothing certain in this window, take one piece the scalar way.
+#
+# Why: the scalar scanner branches once or twice per piece on what the next piece is, and those
+# branches are unpredictable in prose and code (~11 ns per piece on English, perf: scan_gpt4
+# and skip_letters 30% of a count() call). Here a window costs a fixed ~40 bit operations and
+# one well-predicted loop over its starts. Performance notes are in scanner.pyx.
+#
+# How: scanning from a piece start depends only on the text from there (the pattern has no
+# look-behind), so a window at a start reads its bytes as if they began the text. Every rule
+# below says whether position q (1 <= q < 64) starts a piece from the classes of q-2 .. q+1,
+# except three that look further, each handled where it is computed: digit groups (counted from
+# their run's start), newlines absorbed by a punctuation run, and whitespace after a newline
+# (a start only if no other newline follows in its run). Only starts at q <= valid - 4 are
+# taken, where valid is the number of ASCII bytes in the window, so no rule reads a byte the
+# window does not know; the caller goes on from the last start taken. The window never covers the end of the text (the caller keeps 64 bytes
+# ahead), so `\s++$` never applies here. tests/pretokenize/test_scanner.py compares the spans
+# with `regex` on texts built to put every rule at every offset of a window.
+#
+# Thread safety: pure functions of the bytes they read; call them from any thread.
+
+from libc.stdint cimport int64_t, uint8_t, uint64_t
+from cybpe._c.ascii_masks cimport AsciiMasks, cybpe_ascii_masks64, lowest_bit
+
+
+cdef inline int contraction_length(const uint8_t* p) noexcept nogil:
+    """Length of '(?i:[sdmt]|ll|ve|re) at p (p[0] is an apostrophe), or 0; reads p[1], p[2]."""
+    cdef uint8_t first = p[1] | 0x20, second = p[2] | 0x20
+    if first == c's' or first == c'd' or first == c'm' or first == c't':
+        return 2
+    if (first == c'l' and second == c'l') or ((first == c'v' or first == c'r') and second == c'e'):
+        return 3
+    return 0
+
+
+cdef inline Py_ssize_t cl100k_window(const uint8_t* s, Py_ssize_t pos, int64_t* out) noexcept nogil:
+    """Write the piece ends certain in s[pos:pos + 64] (pos a piece start) to out; how many."""
+    cdef AsciiMasks m
+    cybpe_ascii_masks64(s + pos, &m)
+    cdef int valid = 64 if m.high == 0 else lowest_bit(m.high)
+    if valid < 16:
+        return 0
+    cdef int cutoff = valid - 4          # the last offset a start may have (>= 12)
+    cdef uint64_t inside = 0xFFFFFFFFFFFFFFFFULL if valid == 64 else ((<uint64_t>1) << valid) - 1
+    cdef uint64_t letter = m.letter & inside, digit = m.digit & inside
+    cdef uint64_t space = m.space & inside, newline = m.newline & inside
+    cdef uint64_t blank = m.blank & inside, apostrophe = m.apostrophe & inside
+    cdef uint64_t other_space = space & ~newline                      # \s but not [\r\n]
+    cdef uint64_t punct = inside & ~(letter | digit | space)          # [^\s\p{L}\p{N}]
+    # Bit q of prev_X: byte q-1 is in X (nothing precedes offset 0: it starts the text here).
+    cdef uint64_t prev_letter = letter << 1, prev_digit = digit << 1, prev_space = space << 1
+    cdef uint64_t prev_newline = newline << 1, prev_punct = punct << 1, prev_blank = blank << 1
+    cdef uint64_t prev_other = other_space << 1
+    # [\r\n]*+ after a punctuation run: the newline runs that begin right after one.
+    cdef uint64_t absorbed = ((newline + (newline & prev_punct)) ^ newline) & newline
+    cdef uint64_t starts, groups, grown, after_newline, bit
+    cdef int q, r
+    # A letter starts a piece after a digit or a newline, or after punctuation that is not one
+    # lone [^\r\n\p{L}\p{N}] taking the letters as its prefix (a run of two, or " " + one).
+    starts = letter & (prev_digit | prev_newline | (prev_punct & ((punct << 2) | (blank << 2))))
+    # Numbers: in threes from each run's start.
+    groups = digit & ~prev_digit
+    while True:
+        grown = (groups << 3) & digit & prev_digit & (digit << 2)
+        if not (grown & ~groups):
+            break
+        groups |= grown
+    starts |= groups
+    # Punctuation runs start after anything but punctuation and a " " (which they take).
+    starts |= punct & (prev_letter | prev_digit | prev_newline | (prev_other & ~prev_blank))
+    # A whitespace run starts after a letter, digit or punctuation, unless its newlines
+    # complete a punctuation piece.
+    starts |= space & (prev_letter | prev_digit | (prev_punct & ~newline))
+    # \s+(?!\S) leaves a run's last character to the next piece, unless it is a newline.
+    starts |= other_space & prev_space & ~(space >> 1)
+    # \s*[\r\n] ends after the run's last newline: other whitespace right after a newline starts
+    # a piece if that newline ended a punctuation piece, or if no newline follows in the run.
+    after_newline = other_space & prev_newline
+    starts |= after_newline & (absorbed << 1)
+    after_newline &= ~(absorbed << 1)
+    while after_newline:
+        q = lowest_bit(after_newline)
+        after_newline &= after_newline - 1
+        bit = ~other_space >> q          # nonzero: bits at and past valid are not other_space
+        r = q + lowest_bit(bit) if bit else 64
+        if r >= valid:
+            # The run goes on past what the window knows. q stays unmarked, and nothing after
+            # it can be marked (the run fills the rest of the window), so the next window,
+            # which starts before q, decides it.
+            break
+        if not ((newline >> r) & 1):
+            starts |= (<uint64_t>1) << q
+    # Contractions: an apostrophe that starts a piece (offset 0 always does) takes 's, 'll, ...
+    bit = (starts | 1) & apostrophe
+    while bit:
+        q = lowest_bit(bit)
+        bit &= bit - 1
+        if q > cutoff:
+            break
+        r = contraction_length(s + pos + q)
+        if r:
+            starts |= (<uint64_t>1) << (q + r)
+    starts &= (((<uint64_t>1) << (cutoff + 1)) - 1) & ~(<uint64_t>1)
+    cdef Py_ssize_t found = 0
+    while starts:
+        out[found] = pos + lowest_bit(starts)
+        found += 1
+        starts &= starts - 1
+    return found

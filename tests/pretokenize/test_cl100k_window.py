@@ -1,0 +1,108 @@
+"""The cl100k scanner's 64-byte window path (cl100k_window.pxd) splits exactly like the regex.
+
+The window path runs only where 64 bytes of text remain and the piece starts with 8 ASCII
+bytes, so these texts are long, mostly ASCII, and built to put each rule (contractions,
+letter prefixes, digit groups, newlines after punctuation, whitespace runs) at every offset of
+a window and across window edges. The references are the `regex` module and the scanner's own
+one-piece-at-a-time path (scan_next, which test_scanner.py checks against `regex`).
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import cybpe
+from cybpe.pretokenize.scanner import Scanner, _ascii_masks_both, _ends_by_scan_next
+
+NAMES = ["cl100k", "gpt4-digits3"]  # the two kinds that take the window path
+
+ATOMS = [
+    " ", "  ", "   ", "\t", "\n", "\r", "\r\n", "\n\n", " \n", "\n ", "\x0b", "\x0c", "\x1c", "\x1f",
+    "'", "''", "'s", "'S", "'t", "'m", "'d", "'ll", "'lL", "'LL", "'l", "'ve", "'VE", "'re", "'rE",
+    "'r", "'v", "'x", "a", "s", "l", "e", "v", "r", "T", "word", "Word", "WORD", "0", "1", "12",
+    "123", "1234", "12345", ".", ",", "(", ")", "!", "\"", "\x00", "\x7f", "//", "_", "-", "{",
+    "}", ";",
+]
+RARE_ATOMS = ["é", "中", "\u00a0", "\u2028", "\u3000", "ſ", "\u212a", "١", "\u0301", "😀"]
+
+
+def oracles(name: str) -> tuple[Scanner, cybpe.PreTokenizer]:
+    return Scanner(name), cybpe.get_pretokenizer(name if name == "cl100k" else "gpt4-digits",
+                                                 **({} if name == "cl100k" else {"digits": 3})).with_regex_only()
+
+
+def assert_window_split(name: str, text: str, label: str) -> None:
+    scanner, regex_only = oracles(name)
+    got = scanner.split_spans(text)
+    want = regex_only.split_spans(text)
+    if got != want:
+        k = next(i for i, (a, b) in enumerate(zip(got + [None], want + [None])) if a != b)
+        lo = (want[k] if k < len(want) else got[k])[0]
+        raise AssertionError(f"{name} {label}: piece {k} near {text[max(0, lo - 20):lo + 30]!r}\n"
+                             f"  scanner: {[text[s:e] for s, e in got[k:k + 4]]}\n"
+                             f"  regex:   {[text[s:e] for s, e in want[k:k + 4]]}")
+    data = text.encode("utf-8", "surrogatepass")
+    assert scanner.split_utf8(data).tolist() == _ends_by_scan_next(scanner.kind, data), label
+
+
+def random_text(rng: random.Random, rare: bool) -> str:
+    alphabet = rng.sample(ATOMS, rng.randrange(2, 14))
+    if rare:
+        alphabet += rng.sample(RARE_ATOMS, 2)
+    return "".join(rng.choice(alphabet) for _ in range(rng.randrange(30, 260)))
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_random_ascii_texts(name):
+    rng = random.Random(20261204 + NAMES.index(name))
+    for k in range(3000):
+        assert_window_split(name, random_text(rng, rare=k % 4 == 0), f"text #{k}")
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_rule_at_every_offset(name):
+    """Short patterns of each rule, shifted through all 64 offsets of the first window."""
+    cases = ["don't 's 'LL", "x.\n\n  y", "a  \n  b", "a \n\tb", "(word ((word \t(word",
+             "1234567 x12 ", " 'sun x'sun ''s", "end.\r\n\r\n   \n next", "a\n\n\n\n\n\n\n\n",
+             "tab\t\t\tx", "x!!!\n\n\ny", "     \n", "'ll'll'll"]
+    for case in cases:
+        for offset in range(70):
+            text = "q" * offset + case + " filler text" * 8
+            assert_window_split(name, text, f"{case!r} at {offset}")
+            text = " " * offset + case + "\n" * 70
+            assert_window_split(name, text, f"{case!r} after {offset} spaces")
+
+
+@settings(max_examples=300, deadline=None)
+@given(atoms=st.lists(st.sampled_from(ATOMS + RARE_ATOMS), min_size=40, max_size=200))
+def test_hypothesis_atoms(atoms):
+    assert_window_split("cl100k", "".join(atoms), "hypothesis")
+
+
+def test_long_runs_cross_windows():
+    for atom in [" ", "\t", "\n", "\r\n", " \n", "a", "1", "!", "'s", ".\n", "x ", "x\n  "]:
+        for tail in ["", "x", " x", "\n", "!"]:
+            assert_window_split("cl100k", "w " + atom * 300 + tail + " after" * 20, f"run of {atom!r}")
+
+
+def test_vector_masks_match_the_byte_loop():
+    """The SSE2 masks (x86-64) and the portable byte loop classify every byte value alike."""
+    rng = random.Random(7)
+    blocks = [bytes(range(k, k + 64)) for k in range(0, 256, 64)]
+    blocks += [bytes(rng.randrange(256) for _ in range(64)) for _ in range(500)]
+    blocks += [bytes(rng.choice(b" \t\n\r\x0b\x0c'azAZ09.\x80\xff") for _ in range(64)) for _ in range(500)]
+    for block in blocks:
+        vector, loop = _ascii_masks_both(block)
+        assert vector == loop, block
+    high, letter, digit, space, newline, blank, apostrophe = _ascii_masks_both(bytes(range(64, 128)))[1]
+    assert letter == ((1 << 26) - 1) << 1 | ((1 << 26) - 1) << 33  # A-Z at 65.., a-z at 97..
+    assert _ascii_masks_both(b" " * 64)[1][5] == (1 << 64) - 1
+
+
+def test_masks_need_64_bytes():
+    with pytest.raises(ValueError):
+        _ascii_masks_both(b"x" * 63)

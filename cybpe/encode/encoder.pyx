@@ -42,9 +42,10 @@ linear rescan (short pieces), binary heap (medium), bucket queue by rank (long),
 #   piece's bytes in the caller's input, valued by the ids' position in the output: ru 24 -> 60
 #   MB/s, hi 60 -> 150, code 110 -> 155, en 110 -> 128, ja 18.5 -> 19.6. Per call, so threads
 #   never share it.
-# * Across calls, each thread also keeps the ids of the last short pieces (<= 32 bytes, <= 4 ids)
-#   that needed BPE, in a 2 MiB 4-way set-associative table of its own (thread_cache.pxd),
-#   tagged with the encoder's serial: a stream of documents stops re-merging its common words.
+# * Across calls, each thread also keeps the ids of the last pieces that needed BPE (with their
+#   bytes up to 32 bytes and 4 ids; else, up to 12 ids, checked by spelling the ids), in a 2 MiB
+#   4-way set-associative table of its own (thread_cache.pxd), tagged with the encoder's
+#   serial: a stream of documents stops re-merging its common words.
 #   English documents of 16 KB, cl100k, warm rounds, min of 3, A/B interleaved (noisy host): en
 #   16.2 -> 13.6 ms, code 22.1 -> 18.3, zh 34.5 -> 29.3, hi 3.8 -> 3.0 per 1 MB set with the
 #   first, direct-mapped 1 MiB table. A 128-byte entry (64-byte keys, 12 ids, half the slots) was
@@ -82,7 +83,7 @@ linear rescan (short pieces), binary heap (medium), bucket queue by rank (long),
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from cpython.unicode cimport PyUnicode_AsUTF8AndSize
 from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE, PyList_New
-from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.string cimport memcmp, memcpy, memmove, memset
 
@@ -91,8 +92,9 @@ from cybpe.encode.rank_tables cimport (
     EMPTY_PAIR_SLOT, FIBONACCI, MAX_IDS, RankTables, TokenSlot, packed_pair, pair_rank,
 )
 from cybpe.encode.thread_cache cimport (
-    THREAD_CACHE_MAX_BYTES, THREAD_CACHE_MAX_IDS, THREAD_CACHE_WAYS, ThreadCacheEntry, next_encoder_serial,
-    thread_cache_entries, thread_cache_mask,
+    THREAD_CACHE_MAX_BYTES, THREAD_CACHE_MAX_IDS, THREAD_CACHE_MAX_SPELLED_BYTES, THREAD_CACHE_MAX_SPELLED_IDS,
+    THREAD_CACHE_WAYS, ThreadCacheEntry, next_encoder_serial, thread_cache_entries, thread_cache_key_of,
+    thread_cache_mask,
 )
 from cybpe._c.cpu cimport prefetch_read, prefetch_write
 from cybpe._c.types cimport IdBuffer, grow_buffer, id_buffer_reserve, rank_t, token_t
@@ -331,6 +333,21 @@ cdef inline CacheEntry* cache_entry(PieceCache* cache, const uint8_t* s, Py_ssiz
         i = (i + 1) & cache.mask
 
 
+cdef inline bint spells(const RankTables* t, const uint32_t* ids, int n_ids, const uint8_t* s,
+                        Py_ssize_t n) noexcept nogil:
+    """The tokens of ids[0:n_ids] (ordinary ids), end to end, are exactly s[:n]."""
+    cdef Py_ssize_t length, done = 0
+    cdef int64_t offset
+    cdef int i
+    for i in range(n_ids):
+        offset = t.token_offsets[ids[i]]
+        length = t.token_offsets[ids[i] + 1] - offset
+        if length > n - done or not same_bytes(t.token_blob + offset, s + done, length):
+            return False
+        done += length
+    return done == n
+
+
 cdef inline ThreadCacheEntry* thread_cache_find(const RankTables* t, ThreadCacheEntry* ways,
                                                 const uint8_t* s, Py_ssize_t n,
                                                 uint64_t h) noexcept nogil:
@@ -341,10 +358,32 @@ cdef inline ThreadCacheEntry* thread_cache_find(const RankTables* t, ThreadCache
     for w in range(THREAD_CACHE_WAYS):
         if ways[w].owner == 0:
             return NULL
-        if (ways[w].owner == t.cache_owner and ways[w].length == n
-                and ways[w].hash == <uint32_t>h and same_bytes(ways[w].key, s, n)):
-            return &ways[w]
+        if ways[w].owner == t.cache_owner and ways[w].length == n and ways[w].hash == <uint32_t>h:
+            if ways[w].spelled:
+                if spells(t, ways[w].ids, ways[w].n_ids, s, n):
+                    return &ways[w]
+            elif same_bytes(thread_cache_key_of(&ways[w]), s, n):
+                return &ways[w]
     return NULL
+
+
+cdef inline void thread_cache_put(const RankTables* t, ThreadCacheEntry* ways, const uint8_t* s,
+                                  Py_ssize_t n, uint64_t h, const uint32_t* ids,
+                                  Py_ssize_t n_ids) noexcept nogil:
+    """Keep s[:n] -> ids[0:n_ids] as the set's newest entry (its oldest is dropped): keyed when
+    it fits, else spelled; a piece of more ids or bytes than either holds is not kept."""
+    cdef bint keyed = n <= THREAD_CACHE_MAX_BYTES and n_ids <= THREAD_CACHE_MAX_IDS
+    if not keyed and (n_ids > THREAD_CACHE_MAX_SPELLED_IDS or n > THREAD_CACHE_MAX_SPELLED_BYTES):
+        return
+    memmove(ways + 1, ways, (THREAD_CACHE_WAYS - 1) * sizeof(ThreadCacheEntry))
+    ways.owner = t.cache_owner
+    ways.hash = <uint32_t>h
+    ways.length = <uint16_t>n
+    ways.n_ids = <uint8_t>n_ids
+    ways.spelled = not keyed
+    memcpy(ways.ids, ids, n_ids * sizeof(uint32_t))
+    if keyed:
+        memcpy(thread_cache_key_of(ways), s, n)
 
 
 cdef int encode_block(const RankTables* t, const uint8_t** starts, const Py_ssize_t* lengths,
@@ -388,7 +427,7 @@ cdef int encode_block(const RankTables* t, const uint8_t** starts, const Py_ssiz
         elif n >= 2:
             hashes[k] = hash_bytes(s, n, head_word(s, n))
         slot = NULL
-        if shared != NULL and 2 <= n <= THREAD_CACHE_MAX_BYTES:
+        if shared != NULL and 2 <= n <= THREAD_CACHE_MAX_SPELLED_BYTES:
             slot = &shared[(hashes[k] & shared_mask) * THREAD_CACHE_WAYS]
             hit = thread_cache_find(t, slot, s, n, hashes[k])
             if hit != NULL:
@@ -403,15 +442,8 @@ cdef int encode_block(const RankTables* t, const uint8_t** starts, const Py_ssiz
         before = out.size
         if merge_piece(t, s, n, out, PATH_AUTO) != 0:
             return -1
-        if slot != NULL and out.size - before <= THREAD_CACHE_MAX_IDS:
-            # The set's newest entry goes first; its oldest is dropped.
-            memmove(slot + 1, slot, (THREAD_CACHE_WAYS - 1) * sizeof(ThreadCacheEntry))
-            slot.owner = t.cache_owner
-            slot.hash = <uint32_t>hashes[k]
-            slot.length = <uint8_t>n
-            slot.n_ids = <uint8_t>(out.size - before)
-            memcpy(slot.ids, out.data + before, slot.n_ids * sizeof(uint32_t))
-            memcpy(slot.key, s, n)
+        if slot != NULL:
+            thread_cache_put(t, slot, s, n, hashes[k], out.data + before, out.size - before)
         if entry != NULL and 2 * cache.used < cache.capacity:
             entry.key = s
             entry.hash = hashes[k]
@@ -1160,10 +1192,13 @@ def _piece_hash(piece):
 
 
 def _thread_cache_layout():
-    """(set mask, ways, most bytes, most ids) of the per-thread piece cache (thread_cache.pxd):
-    a piece's set is ``_piece_hash(piece) & mask``; pieces of at most ``most bytes`` bytes
-    that BPE turns into at most ``most ids`` ids are kept (for tests that crowd one set)."""
-    return thread_cache_mask(), THREAD_CACHE_WAYS, THREAD_CACHE_MAX_BYTES, THREAD_CACHE_MAX_IDS
+    """(set mask, ways, keyed bytes, keyed ids, spelled ids, spelled bytes) of the per-thread
+    piece cache (thread_cache.pxd): a piece's set is ``_piece_hash(piece) & mask``; a piece of
+    at most ``keyed bytes`` bytes that BPE turns into at most ``keyed ids`` ids is kept with its
+    bytes, any other piece of at most ``spelled ids`` ids and ``spelled bytes`` bytes without
+    them (for tests that crowd one set)."""
+    return (thread_cache_mask(), THREAD_CACHE_WAYS, THREAD_CACHE_MAX_BYTES, THREAD_CACHE_MAX_IDS,
+            THREAD_CACHE_MAX_SPELLED_IDS, THREAD_CACHE_MAX_SPELLED_BYTES)
 
 
 def _rebuild_rank_encoder(tokens, merges, whole_piece_lookup, special_tokens):

@@ -1,5 +1,5 @@
 # The cross-call piece cache: each OS thread keeps, for as long as it lives, the ids of the last
-# short pieces that needed BPE, whichever encoder and call produced them. Header-only (the C below
+# pieces that needed BPE, whichever encoder and call produced them. Header-only (the C below
 # is pasted into each module that cimports this); used by cybpe/encode/encoder.pyx.
 #
 # Usage:
@@ -17,9 +17,16 @@
 #             if e.owner == 0:                        # the filled ways are always a prefix
 #                 break
 #             if e.owner == serial and e.length == n and e.hash == <uint32_t>hash \
-#                     and memcmp(e.key, s, n) == 0:
+#                     and (memcmp(thread_cache_key_of(e), s, n) == 0 if not e.spelled
+#                          else the tokens of e.ids[0:e.n_ids], end to end, are s[0:n]):
 #                 ...  # e.ids[0:e.n_ids] are the piece's ids
 #         # not there: BPE, then ways[1:] = ways[:-1] and the new entry goes to ways[0]
+#
+# Two kinds of entry. A keyed entry (a piece of <= 32 bytes and <= 4 ids) holds the piece's bytes
+# and is checked against them. A spelled entry (any other piece of <= 12 ids) has no room for its
+# bytes: it is checked by spelling its ids, i.e. comparing the bytes of its tokens, end to end,
+# with the piece, which is exactly "these ids encode this piece" (BPE ids always spell their
+# piece). It costs a token-offset and a blob read per id, still far less than the BPE it saves.
 #
 # An entry is valid only for the encoder whose serial it carries (serials come from one process
 # counter, 64 bits, so an entry can never be taken for another encoder's, even one allocated at
@@ -40,6 +47,10 @@
 # (fewer misses on a repeated set) lost to a stream of mixed languages. Entries aligned to cache
 # lines (posix_memalign instead of calloc, 2026-12-04; A/B process pairs, min / median of 10
 # rounds): en 15.46 / 16.83 -> 15.91 / 17.02 ms, code 24.98 / 25.66 -> 25.07 / 25.88: no gain.
+# Spelled entries (2026-12-04): before them, the warm English bench documents still merged
+# ~780 pieces per pass (longer than 32 bytes, like "+-----+-----" table rules, or of 5-12 ids),
+# and merges were 12% of the encode in perf. Paired A/B processes, median of the pair ratios:
+# English 0.91x (8 pairs), code 0.97x, Chinese 0.96x, Hindi 0.95x; fresh documents 1.00x.
 #
 # Thread safety: every thread has its own entries (a pthread key; freed by its destructor when the
 # thread ends), so no entry is ever read or written by two threads. next_encoder_serial is an
@@ -57,20 +68,26 @@ cdef extern from *:
 
     #define CYBPE_THREAD_CACHE_BITS 15   /* entries: 2^15 * 64 bytes = 2 MiB */
     #define CYBPE_THREAD_CACHE_WAYS 4
-    #define CYBPE_THREAD_CACHE_MAX_BYTES 32
-    #define CYBPE_THREAD_CACHE_MAX_IDS 4
+    #define CYBPE_THREAD_CACHE_MAX_BYTES 32          /* most bytes of a piece kept with its key */
+    #define CYBPE_THREAD_CACHE_MAX_IDS 4             /* most ids of a piece kept with its key */
+    #define CYBPE_THREAD_CACHE_MAX_SPELLED_IDS 12    /* most ids of a piece kept without it */
+    #define CYBPE_THREAD_CACHE_MAX_SPELLED_BYTES 65535
 
     typedef struct {                /* 64 bytes (glibc calloc's block starts 16 bytes into a page,
                                        so an entry spans two lines: aligning the block made
                                        no measurable difference, see the notes above) */
         uint64_t owner;             /* the encoder's serial; 0 = empty */
         uint32_t hash;              /* low 32 bits of the piece's hash */
-        uint8_t length;             /* the piece's length in bytes, 2..MAX_BYTES */
-        uint8_t n_ids;              /* 1..MAX_IDS */
-        uint16_t unused;
-        uint32_t ids[CYBPE_THREAD_CACHE_MAX_IDS];
-        uint8_t key[CYBPE_THREAD_CACHE_MAX_BYTES];
+        uint16_t length;            /* the piece's length in bytes, >= 2 */
+        uint8_t n_ids;              /* >= 1 */
+        uint8_t spelled;            /* 0: a keyed entry, 1: a spelled one (see above) */
+        uint32_t ids[CYBPE_THREAD_CACHE_MAX_SPELLED_IDS];  /* keyed: ids[0:4], then the key */
     } cybpe_thread_cache_entry;
+
+    /* A keyed entry's key: the bytes after its first MAX_IDS ids. */
+    static inline uint8_t* cybpe_thread_cache_key_of(cybpe_thread_cache_entry* e) {
+        return (uint8_t*)(e->ids + CYBPE_THREAD_CACHE_MAX_IDS);
+    }
 
     static uint64_t cybpe_encoder_serials = 0;
     static pthread_key_t cybpe_thread_cache_key;
@@ -114,12 +131,15 @@ cdef extern from *:
     ctypedef struct ThreadCacheEntry "cybpe_thread_cache_entry":
         uint64_t owner
         uint32_t hash
-        uint8_t length
+        uint16_t length
         uint8_t n_ids
-        uint32_t ids[4]
-        uint8_t key[32]
+        uint8_t spelled
+        uint32_t ids[12]
+    uint8_t* thread_cache_key_of "cybpe_thread_cache_key_of"(ThreadCacheEntry* e) noexcept nogil
     const int THREAD_CACHE_MAX_BYTES "CYBPE_THREAD_CACHE_MAX_BYTES"
     const int THREAD_CACHE_MAX_IDS "CYBPE_THREAD_CACHE_MAX_IDS"
+    const int THREAD_CACHE_MAX_SPELLED_IDS "CYBPE_THREAD_CACHE_MAX_SPELLED_IDS"
+    const int THREAD_CACHE_MAX_SPELLED_BYTES "CYBPE_THREAD_CACHE_MAX_SPELLED_BYTES"
     const int THREAD_CACHE_WAYS "CYBPE_THREAD_CACHE_WAYS"
     uint64_t next_encoder_serial "cybpe_next_encoder_serial"() noexcept nogil
     uint64_t thread_cache_mask "cybpe_thread_cache_mask"() noexcept nogil

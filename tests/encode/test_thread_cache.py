@@ -18,8 +18,9 @@ from support import all_split_merges, random_vocabulary
 
 ALPHABET = b"abc \n"
 # The cache as compiled: a piece's set is _piece_hash(piece) & SET_MASK; pieces of up to
-# MAX_CACHED_BYTES bytes and MAX_CACHED_IDS ids are kept.
-SET_MASK, WAYS, MAX_CACHED_BYTES, MAX_CACHED_IDS = _thread_cache_layout()
+# MAX_CACHED_BYTES bytes and MAX_CACHED_IDS ids are kept with their bytes (keyed entries), other
+# pieces of up to MAX_SPELLED_IDS ids and MAX_SPELLED_BYTES bytes without (spelled entries).
+SET_MASK, WAYS, MAX_CACHED_BYTES, MAX_CACHED_IDS, MAX_SPELLED_IDS, MAX_SPELLED_BYTES = _thread_cache_layout()
 
 
 TOKENS = random_vocabulary(11, ALPHABET, 150, (2, 6))
@@ -226,17 +227,74 @@ def test_real_vocabulary_warm_equals_cold(shared_dir):
 
 @pytest.mark.parametrize("distinct", [10, 40, 200, 3000])
 def test_per_call_cache_grows_without_changing_ids(distinct):
-    """Pieces the cross-call cache never holds (longer than 32 bytes), ``distinct`` of them
-    repeated in one call: the per-call cache starts small and doubles as it fills (up to its
-    limit, which 3,000 distinct pieces in 6,000 exceed). Every repeat must get the ids of its
+    """Pieces the cross-call cache never holds (more than MAX_SPELLED_IDS ids), ``distinct`` of
+    them repeated in one call: the per-call cache starts small and doubles as it fills (up to
+    its limit, which 3,000 distinct pieces in 6,000 exceed). Every repeat must get the ids of its
     own bytes, equal to encode_piece's and the reference's."""
     merges = _merges(21)
     encoder = RankEncoder(TOKENS, merges, whole_piece_lookup=False)
     rng = random.Random(distinct)
-    words = list({bytes(rng.choice(ALPHABET) for _ in range(rng.randint(MAX_CACHED_BYTES + 1, 60)))
-                  for _ in range(distinct)})
+    found: set[bytes] = set()
+    while len(found) < distinct:
+        word = bytes(rng.choice(ALPHABET) for _ in range(rng.randint(MAX_CACHED_BYTES + 1, 90)))
+        if len(encoder.encode_piece(word)) > MAX_SPELLED_IDS:
+            found.add(word)
+    words = list(found)
     pieces = words + [rng.choice(words) for _ in range(6000 - len(words))]
     rng.shuffle(pieces)
     expected = _expected(pieces, merges)
     assert [i for p in pieces for i in encoder.encode_piece(p)] == expected
     assert _encode_all(encoder, pieces) == expected
+
+
+def _five_letter_encoder() -> tuple[RankEncoder, list[bytes]]:
+    """Every 1-, 2- and 4-letter string over five letters as a token (no merges: the longest
+    split wins): a piece of 4k letters is k ids."""
+    letters = b"abcde"
+    tokens = [bytes([b]) for b in range(256)]
+    tokens += [bytes([x, y]) for x in letters for y in letters]
+    tokens += [bytes([x, y, z, w]) for x in letters for y in letters for z in letters for w in letters]
+    return RankEncoder(tokens, None, whole_piece_lookup=False), tokens
+
+
+def test_long_pieces_are_kept_spelled_and_stay_exact():
+    """Pieces over MAX_CACHED_BYTES bytes, or over MAX_CACHED_IDS ids, of up to MAX_SPELLED_IDS
+    ids are kept without their bytes: a later call checks an entry by spelling its ids. Pieces
+    of every length around those limits, one per call and in batches, over several rounds:
+    every answer equals encode_piece's (no cache) and the reference's."""
+    merges = _merges(41)
+    encoder = RankEncoder(TOKENS, merges, whole_piece_lookup=False)
+    rng = random.Random(42)
+    pieces = [bytes(rng.choice(ALPHABET) for _ in range(rng.randint(2, 60))) for _ in range(900)]
+    kinds = {"keyed": 0, "spelled": 0, "too many ids": 0}
+    for p in pieces:
+        n_ids = len(encoder.encode_piece(p))
+        kinds["keyed" if len(p) <= MAX_CACHED_BYTES and n_ids <= MAX_CACHED_IDS
+              else "spelled" if n_ids <= MAX_SPELLED_IDS else "too many ids"] += 1
+    assert min(kinds.values()) >= 100, kinds
+    want = {p: _expected([p], merges) for p in pieces}
+    for round_ in range(3):
+        for p in (pieces if round_ % 2 == 0 else pieces[::-1]):
+            assert _encode_all(encoder, [p]) == want[p], (round_, p)
+        assert _encode_all(encoder, pieces) == [i for p in pieces for i in want[p]]
+
+
+def test_spelled_pieces_sharing_slot_and_stored_hash_are_told_apart():
+    """Two 36-letter pieces (spelled entries: over MAX_CACHED_BYTES bytes, at most
+    MAX_SPELLED_IDS ids) whose hashes agree in the 32 bits an entry keeps: same set, same
+    length, same stored hash. The second must not get the first's ids: only spelling the ids
+    against the bytes tells them apart."""
+    encoder, tokens = _five_letter_encoder()
+    rng = random.Random(43)
+    seen: dict[int, bytes] = {}
+    pairs = []
+    while len(pairs) < 2:
+        piece = bytes(rng.choice(b"abcde") for _ in range(36))
+        other = seen.setdefault(_piece_hash(piece) & 0xFFFFFFFF, piece)
+        if other != piece and all(len(encoder.encode_piece(p)) <= MAX_SPELLED_IDS for p in (other, piece)):
+            pairs.append((other, piece))
+    assert MAX_CACHED_BYTES < 36
+    for first, second in pairs:
+        for x, y in ((first, second), (second, first), (first, second)):
+            assert _encode_all(encoder, [x]) == reference_encode([x], tokens, None, whole_piece_lookup=False)
+            assert _encode_all(encoder, [y]) == reference_encode([y], tokens, None, whole_piece_lookup=False)

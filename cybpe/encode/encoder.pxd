@@ -12,7 +12,7 @@
 #
 # Every field is written once in __cinit__ and only read afterwards, so any number of threads
 # may encode through the same object at the same time with the GIL released. The cross-call
-# piece cache is per thread (cybpe/encode/thread_cache.pxd): 2 MiB for each thread that has
+# piece cache is per thread (cybpe/encode/thread_cache.pxd): 4 MiB for each thread that has
 # encoded, freed when the thread ends; it never changes an id.
 
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t

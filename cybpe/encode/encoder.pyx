@@ -43,7 +43,7 @@ linear rescan (short pieces), binary heap (medium), bucket queue by rank (long),
 #   MB/s, hi 60 -> 150, code 110 -> 155, en 110 -> 128, ja 18.5 -> 19.6. Per call, so threads
 #   never share it.
 # * Across calls, each thread also keeps the ids of the last pieces that needed BPE (with their
-#   bytes up to 32 bytes and 4 ids; else, up to 12 ids, checked by spelling the ids), in a 2 MiB
+#   bytes up to 32 bytes and 4 ids; else, up to 12 ids, checked by spelling the ids), in a 4 MiB
 #   4-way set-associative table of its own (thread_cache.pxd), tagged with the encoder's
 #   serial: a stream of documents stops re-merging its common words.
 #   English documents of 16 KB, cl100k, warm rounds, min of 3, A/B interleaved (noisy host): en

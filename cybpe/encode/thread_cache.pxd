@@ -33,7 +33,7 @@
 # a freed encoder's address) and only for exactly its key bytes. A piece has a set of four
 # entries (4-way set-associative, the oldest evicted): a miss costs one BPE, never a wrong id.
 #
-# Performance notes: 2^15 entries (2 MiB per thread) in sets of four. Simulated on the English
+# Performance notes: 2^16 entries (4 MiB per thread) in sets of four; until 2026-12-04, 2^15. Simulated on the English
 # eval documents (cl100k, 31 k pieces needing BPE, 10 k distinct; a second pass over the same
 # documents), the pieces that still needed BPE: direct-mapped 16 k entries 5,351, 2-way 16 k
 # 4,024, direct-mapped 32 k 3,366, 2-way 32 k 1,904 (code: 7,782 / 6,416 / 4,794 / 2,910); an
@@ -51,6 +51,10 @@
 # ~780 pieces per pass (longer than 32 bytes, like "+-----+-----" table rules, or of 5-12 ids),
 # and merges were 12% of the encode in perf. Paired A/B processes, median of the pair ratios:
 # English 0.91x (8 pairs), code 0.97x, Chinese 0.96x, Hindi 0.95x; fresh documents 1.00x.
+# They fill entries too: 466 pieces per warm English pass were still merged, all of them set
+# conflicts (a uprobe count of merge_piece). 2^16 entries left 21; against 2^15, paired A/B:
+# English 0.975x, code 0.95x, Hindi 0.98x, Chinese 0.77x, fresh English documents 0.87x, fresh
+# code 1.01x. 2^17 against 2^16: English 1.02x, code 1.06x, Chinese 0.96x: not taken.
 #
 # Thread safety: every thread has its own entries (a pthread key; freed by its destructor when the
 # thread ends), so no entry is ever read or written by two threads. next_encoder_serial is an
@@ -66,7 +70,7 @@ cdef extern from *:
     #include <stdint.h>
     #include <stdlib.h>
 
-    #define CYBPE_THREAD_CACHE_BITS 15   /* entries: 2^15 * 64 bytes = 2 MiB */
+    #define CYBPE_THREAD_CACHE_BITS 16   /* entries: 2^16 * 64 bytes = 4 MiB */
     #define CYBPE_THREAD_CACHE_WAYS 4
     #define CYBPE_THREAD_CACHE_MAX_BYTES 32          /* most bytes of a piece kept with its key */
     #define CYBPE_THREAD_CACHE_MAX_IDS 4             /* most ids of a piece kept with its key */

@@ -1,7 +1,7 @@
 """The threads that batch calls (``encode_ordinary_batch`` and the like) run on: one pool for
 the process, kept between calls.
 
-Why kept: each thread that encodes has its own cross-call piece cache (thread_cache.pxd, 2 MiB).
+Why kept: each thread that encodes has its own cross-call piece cache (thread_cache.pxd, 4 MiB).
 A new pool per call started cold threads whose caches were allocated, filled and freed within
 the call, so a batch call never gained from the words earlier calls had merged; the calling
 thread's single calls did.

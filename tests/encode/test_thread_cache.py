@@ -98,13 +98,13 @@ def test_repeated_calls_equal_the_uncached_path_at_every_length():
 
 
 def test_more_pieces_than_entries_overwrite_correctly():
-    """40,000 distinct pieces (more than the 32,768 entries): entries are overwritten on
-    collision, and every later answer is still the piece's own."""
+    """More distinct pieces than the cache has entries: entries are overwritten on collision,
+    and every later answer is still the piece's own."""
     merges = _merges(9)
     encoder = RankEncoder(TOKENS, merges, whole_piece_lookup=False)
     rng = random.Random(10)
     pieces = list({bytes(rng.choice(ALPHABET) for _ in range(rng.randint(8, MAX_CACHED_BYTES)))
-                   for _ in range(40_000)})
+                   for _ in range((SET_MASK + 1) * WAYS + 8000)})
     expected = {p: _expected([p], merges) for p in pieces[:3000]}
     for round_ in range(2):
         order = pieces[:] if round_ == 0 else pieces[::-1]

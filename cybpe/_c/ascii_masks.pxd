@@ -74,6 +74,20 @@ cdef extern from *:
     #endif
     }
 
+    /* Index of the lowest set bit of x, any value when x == 0 (branch-free). */
+    static inline int cybpe_lowest_bit_any(uint64_t x) {
+        return cybpe_lowest_bit(x | 0x8000000000000000ULL);
+    }
+
+    /* Number of set bits of x. Bit arithmetic, not __builtin_popcountll: without -mpopcnt
+       (baseline x86-64, as wheels are built) gcc makes that a call into libgcc. */
+    static inline int cybpe_bit_count(uint64_t x) {
+        x = x - ((x >> 1) & 0x5555555555555555ULL);
+        x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
+        x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0FULL;
+        return (int)((x * 0x0101010101010101ULL) >> 56);
+    }
+
     #if defined(__SSE2__)
     static inline void cybpe_ascii_masks64(const uint8_t* p, CybpeAsciiMasks* m) {
         int k;
@@ -122,3 +136,5 @@ cdef extern from *:
     void cybpe_ascii_masks64_bytes(const uint8_t* p, AsciiMasks* m) noexcept nogil
     bint ascii8 "cybpe_ascii8"(const uint8_t* p) noexcept nogil   # reads p[0:8]
     int lowest_bit "cybpe_lowest_bit"(uint64_t x) noexcept nogil  # x != 0
+    int lowest_bit_any "cybpe_lowest_bit_any"(uint64_t x) noexcept nogil  # any value when x == 0
+    int bit_count "cybpe_bit_count"(uint64_t x) noexcept nogil

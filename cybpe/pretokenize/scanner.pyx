@@ -21,7 +21,9 @@
 #   (cl100k_window.pxd, which says how). The per-piece scanner branched unpredictably on each
 #   piece's kind. split_utf8 of the bench's documents (2026-12-04, min of 20 rounds): English 2 MB
 #   4.61 -> 1.56 ms (434 -> 1285 MB/s), code 3 MB 8.45 -> 2.51 ms, the same 424 k / 825 k ends;
-#   encode_ordinary of the same documents 15.9 -> 12.4 ms and 25.0 -> 18.8 ms.
+#   encode_ordinary of the same documents 15.9 -> 12.4 ms and 25.0 -> 18.8 ms. Writing a
+#   window's ends eight per pass (perf had 30% of scan_all on the one-end-per-pass loop and
+#   its exit): English 1.56 -> 1.32 ms, code 2.52 -> 2.22 ms.
 # * scan_all has one loop per kind rather than a switch per piece (+10%). gcc does not inline
 #   the scanner bodies (too large), so the flags (digits, marks, end-of-text-first) stay
 #   arguments; they are perfectly predicted branches.

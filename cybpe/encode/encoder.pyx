@@ -63,6 +63,16 @@ linear rescan (short pieces), binary heap (medium), bucket queue by rank (long),
 #   <= 8 bytes, probed before the main one, cost en +22%: its probe loop does not overlap the
 #   way prefetched lookups do. Large tables on 2 MiB pages (MADV_HUGEPAGE, granted on this VM)
 #   changed nothing measurable (min 1.00x, median 0.98..1.00x), so they are not used.
+# * Tried on 2026-12-04 evening after the scanner's 64-byte windows and the spelled thread-cache
+#   entries, and dropped (paired A/B processes against the build without the change, median of
+#   the pair ratios, 8-10 pairs): a third pass that probes every token slot first and prefetches
+#   the thread-cache set of each piece that is not a token (en 1.03x, code 1.06x, hi 1.07x, zh
+#   1.12x); the per-call cache probed before the thread cache, so that a repeat within a call
+#   never reads the large table (en 1.05x, code 1.07x); pieces of 1 and 2 bytes read from the
+#   byte table and a 64 K table of 2-byte tokens instead of being hashed (en 1.08x, code 1.03x,
+#   zh 0.93x); hash_bytes with one multiply and one shift instead of the splitmix finaliser (en
+#   1.05x, code 0.97x); reading the list's item array once in ids_to_list (en 1.01x, code
+#   0.98x). perf then put 55% of an English encode in encode_block, 15% in ids_to_list.
 # * Three small costs perf showed in an English encode: memcmp calls for 9-32-byte compares
 #   (3.8%; now same_bytes, inline word compares), str.encode of every non-ASCII text (3.3%;
 #   fastpath.pyx now reads the UTF-8 form CPython caches in the str) and clearing a per-call

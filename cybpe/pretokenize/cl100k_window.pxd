@@ -114,23 +114,10 @@ cdef inline Py_ssize_t cl100k_window(const uint8_t* s, Py_ssize_t pos, int64_t* 
     # Eight ends per pass, without a test between them (the caller keeps 64 entries free, and
     # entries past the last end are scratch): a loop of one end per pass mispredicted its exit
     # in most windows.
-    cdef int found = 0, total = bit_count(starts)
+    cdef int found = 0, total = bit_count(starts), j
     while found < total:
-        out[found] = pos + lowest_bit_any(starts)
-        starts &= starts - 1
-        out[found + 1] = pos + lowest_bit_any(starts)
-        starts &= starts - 1
-        out[found + 2] = pos + lowest_bit_any(starts)
-        starts &= starts - 1
-        out[found + 3] = pos + lowest_bit_any(starts)
-        starts &= starts - 1
-        out[found + 4] = pos + lowest_bit_any(starts)
-        starts &= starts - 1
-        out[found + 5] = pos + lowest_bit_any(starts)
-        starts &= starts - 1
-        out[found + 6] = pos + lowest_bit_any(starts)
-        starts &= starts - 1
-        out[found + 7] = pos + lowest_bit_any(starts)
-        starts &= starts - 1
+        for j in range(8):   # a constant count: gcc unrolls it
+            out[found + j] = pos + lowest_bit_any(starts)
+            starts &= starts - 1
         found += 8
     return total

@@ -604,9 +604,11 @@ class Tokenizer:
 
     def decode(self, ids: Iterable[int], errors: str = "replace") -> str:
         """The text of the ids (invalid UTF-8 handled by ``errors``, as ``bytes.decode``)."""
+        data = self.decode_bytes(ids)
         try:
-            return self.decode_bytes(ids).decode("utf-8", errors)
-        except (LookupError, TypeError, UnicodeError) as exc:
+            return data.decode("utf-8", errors)
+        except (LookupError, TypeError, UnicodeError, ValueError) as exc:
+            # ValueError: a handler name with a NUL character ("embedded null character").
             raise InvalidParameterError(f"errors={describe(errors)} is not an error handler ({exc})") from None
 
     def decode_single_token_bytes(self, token_id: int) -> bytes:
@@ -985,7 +987,7 @@ class StreamDecoder:
             raise ParameterTypeError(f"errors must be a str, not {type(errors).__name__}")
         try:
             codecs.lookup_error(errors)
-        except (LookupError, UnicodeError):
+        except (LookupError, UnicodeError, ValueError):  # ValueError: a NUL in the name
             raise InvalidParameterError(f"errors={describe(errors)} is not an error handler") from None
         self._tokenizer = tokenizer
         self._decoder = codecs.getincrementaldecoder("utf-8")(errors)

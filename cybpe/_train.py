@@ -146,7 +146,7 @@ def train(
         raise ParameterTypeError(f"train(): errors must be a str, not {type(errors).__name__}")
     try:
         codecs.lookup_error(errors)
-    except (LookupError, UnicodeError):
+    except (LookupError, UnicodeError, ValueError):  # ValueError: a NUL in the name
         raise InvalidParameterError(f"train(): errors={describe(errors)} is not an error handler") from None
     if pretokenizer_params is not None and not isinstance(pretokenizer_params, dict):
         raise ParameterTypeError(

@@ -317,6 +317,19 @@ def test_plugin_registration_takes_hostile_arguments():
     assert {"cl100k", "gpt2"} <= {p["name"] for p in cybpe.list_pretokenizers()}
 
 
+@pytest.mark.parametrize("handler", ["\x00", "replace\x00"])
+def test_error_handler_names_with_a_nul_are_typed_errors(tokenizer, handler):
+    """codecs.lookup_error raises ValueError, not LookupError, for a name holding a NUL (found
+    by the generated-arguments test below): every place that takes ``errors`` says so with a
+    typed error."""
+    with pytest.raises(cybpe.errors.InvalidParameterError):
+        tokenizer.decode([1, 2], errors=handler)
+    with pytest.raises(cybpe.errors.InvalidParameterError):
+        cybpe.StreamDecoder(tokenizer, handler)
+    with pytest.raises(cybpe.errors.InvalidParameterError):
+        cybpe.train(["some text"], vocab_size=300, errors=handler)
+
+
 # ------------------------------------------------------------------ generated values (hypothesis)
 
 from hypothesis import HealthCheck, given, settings  # noqa: E402

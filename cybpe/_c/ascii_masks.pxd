@@ -2,7 +2,8 @@
 # (pretokenize/scanner.pyx, cl100k_window). Bit i of each mask describes byte p[i].
 #
 # Usage:
-#     from cybpe._c.ascii_masks cimport AsciiMasks, cybpe_ascii_masks64, lowest_bit
+#     from cybpe._c.ascii_masks cimport AsciiMasks, cybpe_ascii_masks64
+#     from cybpe._c.cpu cimport lowest_bit
 #     cdef AsciiMasks m
 #     cybpe_ascii_masks64(s + pos, &m)          # reads exactly 64 bytes: s[pos:pos + 64]
 #     ascii_length = 64 if m.high == 0 else lowest_bit(m.high)
@@ -10,8 +11,8 @@
 # The classes are those of the `regex` module on ASCII: letters [A-Za-z] (\p{L}), digits [0-9]
 # (\p{N}), whitespace [\t\n\v\f\r ] (\s; 0x1C-0x1F are not \s there). A byte >= 0x80 is in
 # `high` and in no other mask. x86-64 (SSE2, always present there) classifies 16 bytes per
-# instruction; other machines use the byte loop, which tests/pretokenize/test_scanner.py
-# compares with the SSE2 form through _ascii_masks_both.
+# instruction; other machines use the byte loop, which tests/pretokenize/test_cl100k_window.py
+# compares with the SSE2 form through scanner.pyx's _ascii_masks_both.
 #
 # Thread safety: pure functions of the 64 bytes they read; call them from any thread.
 from libc.stdint cimport uint8_t, uint64_t
@@ -63,31 +64,6 @@ cdef extern from *:
         return !(w & 0x8080808080808080ULL);
     }
 
-    /* Index of the lowest set bit of x (x != 0). */
-    static inline int cybpe_lowest_bit(uint64_t x) {
-    #if defined(__GNUC__) || defined(__clang__)
-        return __builtin_ctzll(x);
-    #else
-        int k = 0;
-        while (!(x & 1)) { x >>= 1; k++; }
-        return k;
-    #endif
-    }
-
-    /* Index of the lowest set bit of x, any value when x == 0 (branch-free). */
-    static inline int cybpe_lowest_bit_any(uint64_t x) {
-        return cybpe_lowest_bit(x | 0x8000000000000000ULL);
-    }
-
-    /* Number of set bits of x. Bit arithmetic, not __builtin_popcountll: without -mpopcnt
-       (baseline x86-64, as wheels are built) gcc makes that a call into libgcc. */
-    static inline int cybpe_bit_count(uint64_t x) {
-        x = x - ((x >> 1) & 0x5555555555555555ULL);
-        x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
-        x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0FULL;
-        return (int)((x * 0x0101010101010101ULL) >> 56);
-    }
-
     #if defined(__SSE2__)
     static inline void cybpe_ascii_masks64(const uint8_t* p, CybpeAsciiMasks* m) {
         int k;
@@ -135,6 +111,3 @@ cdef extern from *:
     void cybpe_ascii_masks64(const uint8_t* p, AsciiMasks* m) noexcept nogil
     void cybpe_ascii_masks64_bytes(const uint8_t* p, AsciiMasks* m) noexcept nogil
     bint ascii8 "cybpe_ascii8"(const uint8_t* p) noexcept nogil   # reads p[0:8]
-    int lowest_bit "cybpe_lowest_bit"(uint64_t x) noexcept nogil  # x != 0
-    int lowest_bit_any "cybpe_lowest_bit_any"(uint64_t x) noexcept nogil  # any value when x == 0
-    int bit_count "cybpe_bit_count"(uint64_t x) noexcept nogil

@@ -37,18 +37,9 @@ from libc.stdlib cimport free, malloc, qsort, realloc
 from libc.string cimport memcmp, memcpy, memmove, memset
 
 from cybpe.encode.rank_tables cimport MAX_IDS, RANK_NONE, RankTables, pair_rank
+from cybpe._c.cpu cimport lowest_bit, prefetch_read
 from cybpe._c.types cimport IdBuffer, rank_t, token_t
 
-cdef extern from *:
-    """
-    #if defined(__GNUC__) || defined(__clang__)
-    #define CYBPE_PREFETCH(address) __builtin_prefetch(address)
-    #else
-    #define CYBPE_PREFETCH(address) ((void)(address))
-    #endif
-    """
-    void CYBPE_PREFETCH(const void* address) noexcept nogil
-    int __builtin_ctzll(unsigned long long x) noexcept nogil
 
 cdef enum:
     LINEAR_MAX_LEN = 32       # pieces up to this length use the linear path, longer the heap
@@ -319,7 +310,7 @@ cdef int drain_buckets(const RankTables* t, const uint8_t* s, Py_ssize_t n, Part
             if w == n_words:
                 return 0
             bits = q.nonempty[w]
-        current = <rank_t>((w << 6) + __builtin_ctzll(bits))
+        current = <rank_t>((w << 6) + lowest_bit(bits))
         q.nonempty[w] &= ~((<uint64_t>1) << (current & 63))
         # Detach the bucket into work, newest first, and give its chunks back to the pool.
         m = 0
@@ -354,7 +345,7 @@ cdef int drain_buckets(const RankTables* t, const uint8_t* s, Py_ssize_t n, Part
         for i in range(m):
             start = work[j]
             if i + PREFETCH_AHEAD < m:  # the parts a few entries on: their loads overlap
-                CYBPE_PREFETCH(&parts[work[j + PREFETCH_AHEAD * step]])
+                prefetch_read(&parts[work[j + PREFETCH_AHEAD * step]])
             j += step
             part = &parts[start]
             if part.rank != current:

@@ -33,11 +33,12 @@
 # a freed encoder's address) and only for exactly its key bytes. A piece has a set of four
 # entries (4-way set-associative, the oldest evicted): a miss costs one BPE, never a wrong id.
 #
-# Performance notes: 2^16 entries (4 MiB per thread) in sets of four; until 2026-12-04, 2^15. Simulated on the English
-# eval documents (cl100k, 31 k pieces needing BPE, 10 k distinct; a second pass over the same
-# documents), the pieces that still needed BPE: direct-mapped 16 k entries 5,351, 2-way 16 k
-# 4,024, direct-mapped 32 k 3,366, 2-way 32 k 1,904 (code: 7,782 / 6,416 / 4,794 / 2,910); an
-# LRU order within the set instead of insertion order gained under 4% of that.
+# Performance notes: 2^16 entries (4 MiB per thread) in sets of four (2^15 until 2026-12-04,
+# see below). Simulated on the English eval documents (cl100k, 31 k pieces needing BPE, 10 k
+# distinct; a second pass over the same documents), the pieces that still needed BPE:
+# direct-mapped 16 k entries 5,351, 2-way 16 k 4,024, direct-mapped 32 k 3,366, 2-way 32 k
+# 1,904 (code: 7,782 / 6,416 / 4,794 / 2,910); an LRU order within the set instead of
+# insertion order gained under 4% of that.
 # Sets of two still left a set that three pieces share missing all three on every pass. A
 # second simulation (2026-12-04, the bench's documents: 30 k pieces of <= 32 bytes and <= 4 ids
 # needing BPE, 9.8 k distinct), pieces re-merged per warm pass, English / code: 2-way 1,172 /

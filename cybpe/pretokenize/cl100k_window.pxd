@@ -12,8 +12,8 @@
 #
 # Why: the scalar scanner branches once or twice per piece on what the next piece is, and those
 # branches are unpredictable in prose and code (~11 ns per piece on English, perf: scan_gpt4
-# and skip_letters 30% of a count() call). Here a window costs a fixed ~40 bit operations and
-# one well-predicted loop over its starts. Performance notes are in scanner.pyx.
+# and skip_letters 30% of a count() call). Here a window costs the same shifts and masks
+# whatever its text, and writes its ends eight at a time. Performance notes are in scanner.pyx.
 #
 # How: scanning from a piece start depends only on the text from there (the pattern has no
 # look-behind), so a window at a start reads its bytes as if they began the text. Every rule
@@ -22,14 +22,16 @@
 # their run's start), newlines absorbed by a punctuation run, and whitespace after a newline
 # (a start only if no other newline follows in its run). Only starts at q <= valid - 4 are
 # taken, where valid is the number of ASCII bytes in the window, so no rule reads a byte the
-# window does not know; the caller goes on from the last start taken. The window never covers the end of the text (the caller keeps 64 bytes
-# ahead), so `\s++$` never applies here. tests/pretokenize/test_scanner.py compares the spans
-# with `regex` on texts built to put every rule at every offset of a window.
+# window does not know; the caller goes on from the last start taken. The window never covers
+# the end of the text (the caller keeps 64 bytes ahead), so `\s++$` never applies here.
+# tests/pretokenize/test_cl100k_window.py compares the spans with `regex` on texts built to put
+# every rule at every offset of a window.
 #
 # Thread safety: pure functions of the bytes they read; call them from any thread.
 
 from libc.stdint cimport int64_t, uint8_t, uint64_t
-from cybpe._c.ascii_masks cimport AsciiMasks, bit_count, cybpe_ascii_masks64, lowest_bit, lowest_bit_any
+from cybpe._c.ascii_masks cimport AsciiMasks, cybpe_ascii_masks64
+from cybpe._c.cpu cimport bit_count, lowest_bit, lowest_bit_any
 
 
 cdef inline int contraction_length(const uint8_t* p) noexcept nogil:
@@ -63,7 +65,7 @@ cdef inline Py_ssize_t cl100k_window(const uint8_t* s, Py_ssize_t pos, int64_t* 
     cdef uint64_t prev_other = other_space << 1
     # [\r\n]*+ after a punctuation run: the newline runs that begin right after one.
     cdef uint64_t absorbed = ((newline + (newline & prev_punct)) ^ newline) & newline
-    cdef uint64_t starts, groups, grown, after_newline, bit
+    cdef uint64_t starts, groups, grown, after_newline, rest, apostrophe_starts
     cdef int q, r
     # A letter starts a piece after a digit or a newline, or after punctuation that is not one
     # lone [^\r\n\p{L}\p{N}] taking the letters as its prefix (a run of two, or " " + one).
@@ -91,8 +93,8 @@ cdef inline Py_ssize_t cl100k_window(const uint8_t* s, Py_ssize_t pos, int64_t* 
     while after_newline:
         q = lowest_bit(after_newline)
         after_newline &= after_newline - 1
-        bit = ~other_space >> q          # nonzero: bits at and past valid are not other_space
-        r = q + lowest_bit(bit) if bit else 64
+        rest = ~other_space >> q         # nonzero: bits at and past valid are not other_space
+        r = q + lowest_bit(rest) if rest else 64
         if r >= valid:
             # The run goes on past what the window knows. q stays unmarked, and nothing after
             # it can be marked (the run fills the rest of the window), so the next window,
@@ -101,10 +103,10 @@ cdef inline Py_ssize_t cl100k_window(const uint8_t* s, Py_ssize_t pos, int64_t* 
         if not ((newline >> r) & 1):
             starts |= (<uint64_t>1) << q
     # Contractions: an apostrophe that starts a piece (offset 0 always does) takes 's, 'll, ...
-    bit = (starts | 1) & apostrophe
-    while bit:
-        q = lowest_bit(bit)
-        bit &= bit - 1
+    apostrophe_starts = (starts | 1) & apostrophe
+    while apostrophe_starts:
+        q = lowest_bit(apostrophe_starts)
+        apostrophe_starts &= apostrophe_starts - 1
         if q > cutoff:
             break
         r = contraction_length(s + pos + q)

@@ -35,6 +35,7 @@ from cybpe.errors import (
     InvalidParameterError,
     InvalidTokenError,
     ParameterTypeError,
+    check_error_handler,
     describe,
 )
 
@@ -983,12 +984,7 @@ class StreamDecoder:
 
         if not isinstance(tokenizer, Tokenizer):
             raise ParameterTypeError(f"StreamDecoder takes a Tokenizer, not {type(tokenizer).__name__}")
-        if not isinstance(errors, str):
-            raise ParameterTypeError(f"errors must be a str, not {type(errors).__name__}")
-        try:
-            codecs.lookup_error(errors)
-        except (LookupError, UnicodeError, ValueError):  # ValueError: a NUL in the name
-            raise InvalidParameterError(f"errors={describe(errors)} is not an error handler") from None
+        check_error_handler(errors)
         self._tokenizer = tokenizer
         self._decoder = codecs.getincrementaldecoder("utf-8")(errors)
 

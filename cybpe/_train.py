@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import codecs
 import os
 import sys
 import time
@@ -24,7 +23,7 @@ from cybpe.training.prune import RefuseTokens, dead_tokens, final_exposure
 from cybpe.encode.encoder import RankEncoder
 from cybpe.formats.vocab import Vocab
 from cybpe.pretokenize.specials import checked_special_tokens
-from cybpe.errors import InvalidParameterError, ParameterTypeError, TrainingError, describe
+from cybpe.errors import InvalidParameterError, ParameterTypeError, TrainingError, check_error_handler, describe
 
 TIE_BREAKS = ("ids", "huggingface")
 
@@ -142,12 +141,7 @@ def train(
             f"train(): tie_break must be one of {TIE_BREAKS}, not {describe(tie_break)}")
     if progress is not None and not isinstance(progress, bool):
         raise ParameterTypeError(f"train(): progress must be True, False or None, not {describe(progress)}")
-    if not isinstance(errors, str):
-        raise ParameterTypeError(f"train(): errors must be a str, not {type(errors).__name__}")
-    try:
-        codecs.lookup_error(errors)
-    except (LookupError, UnicodeError, ValueError):  # ValueError: a NUL in the name
-        raise InvalidParameterError(f"train(): errors={describe(errors)} is not an error handler") from None
+    check_error_handler(errors, "train(): ")
     if pretokenizer_params is not None and not isinstance(pretokenizer_params, dict):
         raise ParameterTypeError(
             f"train(): pretokenizer_params must be a dict, not {type(pretokenizer_params).__name__}")

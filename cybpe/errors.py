@@ -118,6 +118,21 @@ def describe(value: object, limit: int = 80) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+def check_error_handler(errors: object, where: str = "") -> None:
+    """Raise unless ``errors`` names a codecs error handler (``"replace"``, ``"strict"``...):
+    ``ParameterTypeError`` for a non-str, ``InvalidParameterError`` for an unknown name. The
+    messages start with ``where`` (``"train(): "``). ``codecs.lookup_error`` raises ValueError,
+    not LookupError, for a name holding a NUL character."""
+    import codecs
+
+    if not isinstance(errors, str):
+        raise ParameterTypeError(f"{where}errors must be a str, not {type(errors).__name__}")
+    try:
+        codecs.lookup_error(errors)
+    except (LookupError, UnicodeError, ValueError):
+        raise InvalidParameterError(f"{where}errors={describe(errors)} is not an error handler") from None
+
+
 class TooLargeError(InvalidParameterError, OverflowError):
     """A number does not fit where it goes: a count past ``2**63 - 1``, more distinct chunks
     than the table numbers... Both an :class:`InvalidParameterError` (``ValueError``) and an

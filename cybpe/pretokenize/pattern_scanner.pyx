@@ -35,7 +35,10 @@ from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
 from cpython.unicode cimport PyUnicode_GET_LENGTH
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 
-from cybpe.pretokenize.dfa_runner cimport dfa_scan_pieces, push_match
+from cybpe.pretokenize.dfa_runner cimport (DFA_RESTART, DFA_ROW_SHIFT,
+                                            DFA_RUN_BITMAP, DFA_RUN_EXACT, DFA_RUN_LETTERS,
+                                            DFA_RUN_LOWER, DFA_RUN_MATCH, dfa_scan_pieces,
+                                            push_match)
 from cybpe.pretokenize.pattern_scanner cimport CharClass, ClassItem, Instruction
 from cybpe.pretokenize.scanner_api cimport push_end
 from cybpe._c.utf8 cimport INVALID_CP, decode_cp, ends_to_code_points, is_cont
@@ -370,18 +373,20 @@ cdef class PatternScanner(BaseScanner):
 
     def _use_dfa(self, dfa):
         trans, width = _runner_table(dfa)
-        ascii_class = np.asarray(dfa.ascii_class, dtype=np.int32)
         props_class = np.asarray(dfa.props_class, dtype=np.int32)
         exc_cp = np.asarray([cp for cp, _ in dfa.exceptions] or [0], dtype=np.uint32)
         exc_class = np.asarray([c for _, c in dfa.exceptions] or [0], dtype=np.int32)
-        self._dfa_arrays = (trans, ascii_class, props_class, exc_cp, exc_class)
+        # One byte per ASCII class: dfa_compiler numbers the ASCII characters' classes first.
+        ascii_class = np.asarray(dfa.ascii_class, dtype=np.uint8)
+        self._dfa_arrays = (trans, props_class, exc_cp, exc_class, ascii_class)
         self.n_dfa_states = dfa.n_states
-        cdef const int32_t[::1] v_trans = trans, v_ascii = ascii_class, v_props = props_class
+        cdef const int32_t[::1] v_trans = trans, v_props = props_class
+        cdef const uint8_t[::1] v_ascii = ascii_class
         cdef const int32_t[::1] v_exc_class = exc_class
         cdef const uint32_t[::1] v_exc_cp = exc_cp
         self.dfa.trans = &v_trans[0]
-        self.dfa.ascii_class = &v_ascii[0]
         self.dfa.props_class = &v_props[0]
+        self.dfa.ascii_class = &v_ascii[0]
         self.dfa.exc_cp = &v_exc_cp[0]
         self.dfa.exc_class = &v_exc_class[0]
         self.dfa.n_exc = len(dfa.exceptions)
@@ -518,14 +523,18 @@ _CHECK_SAMPLE = (
 )
 
 
-_ASCII_LOWERCASE = np.arange(ord("a"), ord("z") + 1)
-_ASCII_LETTERS = np.concatenate([np.arange(ord("A"), ord("Z") + 1), _ASCII_LOWERCASE])
+_ASCII_LOWERCASE = np.zeros(128, dtype=bool)
+_ASCII_LOWERCASE[ord("a"):ord("z") + 1] = True
+_ASCII_LETTERS = _ASCII_LOWERCASE.copy()
+_ASCII_LETTERS[ord("A"):ord("Z") + 1] = True
 
 
 def _runner_table(dfa):
-    """The automaton's table as dfa_runner.pxd reads it (see DfaTables): (int32 array, width)."""
+    """The automaton's table as dfa_runner.pxd reads it (see DfaTables and the DFA_* move bits):
+    (int32 array, width)."""
     n_classes = dfa.n_classes
-    width = n_classes + 7
+    eot_at = n_classes
+    width = eot_at + 5
     moves = np.asarray(dfa.trans, dtype=np.int64).reshape(dfa.n_states, n_classes)
     next_state, matched = moves >> 1, moves & 1
     # A move that dies right after a match ends (before this character) restarts from the
@@ -533,27 +542,35 @@ def _runner_table(dfa):
     start_next = next_state[1]
     restart = (next_state == 0) & (matched == 1) & (start_next != 0)[None, :]
     target = np.where(restart, start_next[None, :], next_state)
-    table = np.zeros((dfa.n_states, width), dtype=np.int64)
-    table[:, :n_classes] = (target * width << 2) | (restart << 1) | np.where(restart, 0, matched)
-    table[:, n_classes] = dfa.eot_match
-    if table.max() >= 2**31:
-        raise NotDeterministic("the automaton's table is too large")
+    # Each state's run set: the ASCII bytes on which it stays itself, no restart, same match bit.
     ascii_class = np.asarray(dfa.ascii_class)
+    table = np.zeros((dfa.n_states, width), dtype=np.int64)
+    run_bits = np.zeros(dfa.n_states, dtype=np.int64)
     for state in range(1, dfa.n_states):
         stays = (next_state[state, ascii_class] == state) & ~restart[state, ascii_class]
         if dfa.nl_class >= 0:
             stays[10] = False  # a final "\n" has a class of its own
         flag = int(matched[state, ascii_class][stays].max(initial=0))
         stays &= matched[state, ascii_class] == flag
+        if not stays.any():
+            continue
         words = np.zeros(4, dtype=np.int64)
         for b in np.flatnonzero(stays):
             words[b >> 5] |= 1 << (b & 31)
-        table[state, n_classes + 1:n_classes + 5] = np.where(words >= 2**31, words - 2**32, words)
-        table[state, n_classes + 5] = flag
+        table[state, eot_at + 1:eot_at + 5] = np.where(words >= 2**31, words - 2**32, words)
         if stays[_ASCII_LETTERS].all():
-            table[state, n_classes + 6] = 1
+            run = DFA_RUN_LETTERS | (DFA_RUN_EXACT if (stays == _ASCII_LETTERS).all() else 0)
         elif stays[_ASCII_LOWERCASE].all():
-            table[state, n_classes + 6] = 2
+            run = DFA_RUN_LOWER | (DFA_RUN_EXACT if (stays == _ASCII_LOWERCASE).all() else 0)
+        else:
+            run = DFA_RUN_BITMAP
+        run_bits[state] = run | (DFA_RUN_MATCH if flag else 0)
+    move = ((target * width << DFA_ROW_SHIFT) | run_bits[target] | (restart * DFA_RESTART)
+            | np.where(restart, 0, matched))
+    table[:, :eot_at] = move
+    table[:, eot_at] = dfa.eot_match
+    if table.max() >= 2**31:
+        raise NotDeterministic("the automaton's table is too large")
     return np.ascontiguousarray(table.ravel(), dtype=np.int32), width
 
 

@@ -29,6 +29,10 @@ Performance notes
   pattern, interleaved with the hand-written scanner (11 rounds): English 1.55x -> 1.06x the
   hand-written scanner's min time, code 1.90x -> 1.00x, Chinese 1.16x -> 0.99x, Hindi 1.46x ->
   0.92x. See dfa_runner.pxd for what the walk's tricks bought.
+* Texts of 512 bytes and more are walked as two lanes at once (dfa_runner.pxd,
+  dfa_scan_lanes). Encoding the same 4 MB (12 rounds, min, scanner and pattern alternated in
+  one process), the custom pattern over the hand-written scanner went from 1.28x to 1.15x on
+  English, 1.34x to 1.20x on code, 1.01x to 0.96x on Chinese, 0.97x to 0.80x on Hindi.
 """
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE

@@ -46,6 +46,11 @@
 #   (a run's end by a bit scan instead of a loop): 10.4 / 20.6 ms, because the end now came
 #   through a data dependency where the loop's exit had been predicted; each byte's class
 #   computed for a 64-byte block ahead of the walk: English 5.29 (no gain), code 10.2 ms.
+#   The loop's test then dropped the walks' rows (a walk that dies with no match to restart
+#   from sets its lane's stop instead): gcc had kept the rows on the stack, in the chain of
+#   loads; English 3.54 -> 3.22 ms, code 6.16 -> 5.65 ms (paired, 3 x 10 rounds). Keeping the
+#   class table next to the moves (one base register) gave nothing; leaving non-ASCII
+#   characters to dfa_piece, 3% on English and code, at the cost of Chinese and Hindi.
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t
 
 from cybpe._c.ascii_letters cimport cybpe_ascii_letters8
@@ -227,8 +232,8 @@ cdef inline bint dfa_lane_ready(const DfaLane* lane) noexcept nogil:
 cdef inline void dfa_lane_step(const DfaTables* t, const int32_t* trans,
                                const uint8_t* ascii_class, const uint8_t* s, Py_ssize_t n,
                                Py_ssize_t* p, Py_ssize_t* row, int64_t** e, Py_ssize_t* last,
-                               Py_ssize_t* stop, const int64_t* first, Py_ssize_t start,
-                               Py_ssize_t width) noexcept nogil:
+                               Py_ssize_t* stop, Py_ssize_t* reread, const int64_t* first,
+                               Py_ssize_t start, Py_ssize_t width) noexcept nogil:
     """One step of a lane in dfa_two_lanes: the move on the character at *p; its end written
     always and kept when the move restarts. Inlined there, its arguments stay in registers
     (trans and ascii_class come as arguments: the stores through *e would otherwise make the
@@ -246,13 +251,17 @@ cdef inline void dfa_lane_step(const DfaTables* t, const int32_t* trans,
         last[0] = p[0]
     row[0] = move >> DFA_ROW_SHIFT
     p[0] = q
-    if row[0] == 0 and last[0] > ((e[0] - 1)[0] if e[0] > first else start):
-        # The walk died after a match: that match is a piece; a new walk starts at its end.
-        stop[0] -= q - last[0]  # bytes read again count against the lane's bytes
-        e[0][0] = last[0]
-        e[0] += 1
-        p[0] = last[0]
-        row[0] = width
+    if row[0] == 0:
+        if last[0] > ((e[0] - 1)[0] if e[0] > first else start):
+            # The walk died after a match: that match is a piece; a new walk starts at its end.
+            stop[0] -= q - last[0]  # bytes read again count against the lane's bytes
+            reread[0] += q - last[0]
+            e[0][0] = last[0]
+            e[0] += 1
+            p[0] = last[0]
+            row[0] = width
+        else:
+            stop[0] = q  # no match to restart from: the loop ends here
 
 
 cdef inline int dfa_two_lanes(const DfaTables* t, const uint8_t* s, Py_ssize_t n,
@@ -266,7 +275,7 @@ cdef inline int dfa_two_lanes(const DfaTables* t, const uint8_t* s, Py_ssize_t n
     cdef const uint8_t* ascii_class = t.ascii_class
     cdef Py_ssize_t width = t.width, row_a = t.width, row_b = t.width
     cdef Py_ssize_t start_a = a.pos, start_b = b.pos, p_a = a.pos, p_b = b.pos, stop_a, stop_b
-    cdef Py_ssize_t last_a = DFA_NO_MATCH, last_b = DFA_NO_MATCH
+    cdef Py_ssize_t last_a = DFA_NO_MATCH, last_b = DFA_NO_MATCH, reread_a = 0, reread_b = 0
     cdef int64_t* e_a
     cdef int64_t* e_b
     cdef int64_t* first_a
@@ -282,15 +291,16 @@ cdef inline int dfa_two_lanes(const DfaTables* t, const uint8_t* s, Py_ssize_t n
     first_b = e_b = b.ends + b.count
     while True:
         dfa_lane_step(t, trans, ascii_class, s, n, &p_a, &row_a, &e_a, &last_a, &stop_a,
-                      first_a, start_a, width)
+                      &reread_a, first_a, start_a, width)
         dfa_lane_step(t, trans, ascii_class, s, n, &p_b, &row_b, &e_b, &last_b, &stop_b,
-                      first_b, start_b, width)
-        # Go on while both walks live and both lanes are before their stops: one sign test.
-        if ((p_a - stop_a) & (p_b - stop_b) & ~(row_a - 1) & ~(row_b - 1)) >= 0:
+                      &reread_b, first_b, start_b, width)
+        # Go on while both lanes are before their stops (a walk that dies for good stops its
+        # lane): one sign test.
+        if ((p_a - stop_a) & (p_b - stop_b)) >= 0:
             break
     # Bytes read: how far each lane got, and what its walks read again after dying.
-    a.steps += p_a - start_a + min(a.limit - 4, start_a + DFA_LANE_BYTES) - stop_a
-    b.steps += p_b - start_b + min(b.limit - 4, start_b + DFA_LANE_BYTES) - stop_b
+    a.steps += p_a - start_a + reread_a
+    b.steps += p_b - start_b + reread_b
     if e_a > first_a:
         a.pos = (e_a - 1)[0]
         a.count = e_a - a.ends

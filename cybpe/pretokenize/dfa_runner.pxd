@@ -36,16 +36,18 @@
 #   and from its middle at once, a character per lane per step, with no branch on what the
 #   moves do (a restart writes its end unconditionally and moves the write pointer by its bit;
 #   runs are not skipped). One walk is a chain of dependent loads (byte, class, move); two
-#   independent chains fill the time one of them waits, and the branch-free step has nothing
-#   to mispredict. A walk that dies after a match restarts at the match's end inside the loop
+#   independent chains fill the time one of them waits, and the step's only branches (a
+#   non-ASCII byte, a death) are rare on most text. A walk that dies after a match restarts at the match's end inside the loop
 #   (whitespace before a word, "\s+(?!\S)", is 10 deaths a KB of English and 37 of code).
 #   A C model of the loop first: one lane 4.7 ms, two lanes 2.4 ms, four 1.95 ms (not taken:
 #   the lanes would no longer fit in registers). Paired processes against the previous build
 #   (3 x 10 rounds, min): English 4.71 -> 3.50 ms, code 8.48 -> 6.04 ms; against the build
 #   before that, 0.66x and 0.64x. Tried and dropped: masks of the run sets over 64-byte blocks
-#   (a run's end by a bit scan instead of a loop): 10.4 / 20.6 ms, because the end now came
+#   (a run's end by a bit scan instead of a loop): English 10.4 against 9.4 ms, code 20.6
+#   against 9.6 ms (timed while other work shared the machine), because the end now came
 #   through a data dependency where the loop's exit had been predicted; each byte's class
-#   computed for a 64-byte block ahead of the walk: English 5.29 (no gain), code 10.2 ms.
+#   computed for a 64-byte block ahead of the walk (paired): English 5.29 against 5.31 ms, code
+#   10.2 against 9.6 ms.
 #   The loop's test then dropped the walks' rows (a walk that dies with no match to restart
 #   from sets its lane's stop instead): gcc had kept the rows on the stack, in the chain of
 #   loads; English 3.54 -> 3.22 ms, code 6.16 -> 5.65 ms (paired, 3 x 10 rounds). Keeping the

@@ -221,9 +221,27 @@ cdef inline Py_ssize_t dfa_piece(const DfaTables* t, const uint8_t* s, Py_ssize_
     if s[pos] < 0x80:
         lane.pos = pos + 1
     else:
-        dfa_class_of_non_ascii(t, s, n, pos, &q)
+        decode_cp(s, n, pos, &q)
         lane.pos = q
     return DFA_NO_MATCH
+
+
+cdef inline void dfa_lane_start(DfaLane* lane, int64_t* ends, Py_ssize_t capacity,
+                                Py_ssize_t pos, Py_ssize_t limit) noexcept nogil:
+    """A lane with no ends yet, whose walks start at pos."""
+    lane.ends = ends
+    lane.capacity = capacity
+    lane.count = 0
+    lane.pos = pos
+    lane.gap = -1
+    lane.steps = 0
+    lane.limit = limit
+
+
+cdef inline bint dfa_lane_close(DfaLane* lane, Py_ssize_t n) noexcept nogil:
+    """The lane has read to n: unmatched text left before n becomes the last piece. True when
+    out of memory."""
+    return lane.gap >= 0 and push_end(&lane.ends, &lane.capacity, &lane.count, n)
 
 
 cdef inline bint dfa_lane_ready(const DfaLane* lane) noexcept nogil:
@@ -348,7 +366,7 @@ cdef inline Py_ssize_t dfa_scan_lanes(const DfaTables* t, const uint8_t* s, Py_s
                 return DFA_NO_MEMORY
         elif dfa_piece(t, s, n, b) == DFA_NO_MEMORY:
             return DFA_NO_MEMORY
-    if b.gap >= 0 and push_end(&b.ends, &b.capacity, &b.count, n):
+    if dfa_lane_close(b, n):
         return DFA_NO_MEMORY
     # Join: the first of a's ends at or past mid that b shares (b's last end is n).
     i = a.count
@@ -369,9 +387,7 @@ cdef inline Py_ssize_t dfa_scan_lanes(const DfaTables* t, const uint8_t* s, Py_s
             return DFA_OVER_BUDGET
         if dfa_piece(t, s, n, a) == DFA_NO_MEMORY:
             return DFA_NO_MEMORY
-    if a.gap >= 0 and push_end(&a.ends, &a.capacity, &a.count, n):
-        return DFA_NO_MEMORY
-    return a.count
+    return DFA_NO_MEMORY if dfa_lane_close(a, n) else a.count
 
 
 cdef inline Py_ssize_t dfa_scan_pieces(const DfaTables* t, const uint8_t* s, Py_ssize_t n,
@@ -383,43 +399,26 @@ cdef inline Py_ssize_t dfa_scan_pieces(const DfaTables* t, const uint8_t* s, Py_
     ``\\s*y|.`` on spaces), or DFA_NO_MEMORY. Texts of DFA_LANE_MIN_BYTES or more are scanned
     as two lanes (dfa_scan_lanes)."""
     cdef DfaLane a, b
-    cdef Py_ssize_t count, mid = n >> 1
-    a.ends = ends[0]
-    a.capacity = capacity[0]
-    a.count = 0
-    a.pos = 0
-    a.gap = -1
-    a.steps = 0
+    cdef Py_ssize_t count = 0, mid = n >> 1
     # Lane b starts at a character's first byte, so that its first piece is right more often
     # (any start would do: the lanes join only at an end both have).
     while mid < n and (s[mid] & 0xC0) == 0x80:
         mid += 1
     if n >= DFA_LANE_MIN_BYTES and mid + 16 <= n:
-        a.limit = mid
-        b.ends = NULL
-        b.capacity = 0
-        b.count = 0
-        b.pos = mid
-        b.gap = -1
-        b.steps = 0
+        dfa_lane_start(&a, ends[0], capacity[0], 0, mid)
         # (The two-lane loop leaves a lane's last 4 bytes to dfa_piece, which knows a final "\\n".)
-        b.limit = n
+        dfa_lane_start(&b, NULL, 0, mid, n)
         count = dfa_scan_lanes(t, s, n, &a, &b, mid, budget)
         free(b.ends)
     else:
-        count = 0
-        while a.pos < n:
+        dfa_lane_start(&a, ends[0], capacity[0], 0, n)
+        while a.pos < n and count == 0:
             if a.steps > budget:
                 count = DFA_OVER_BUDGET
-                break
-            if dfa_piece(t, s, n, &a) == DFA_NO_MEMORY:
+            elif dfa_piece(t, s, n, &a) == DFA_NO_MEMORY:
                 count = DFA_NO_MEMORY
-                break
         if count == 0:
-            if a.gap >= 0 and push_end(&a.ends, &a.capacity, &a.count, n):
-                count = DFA_NO_MEMORY
-            else:
-                count = a.count
+            count = DFA_NO_MEMORY if dfa_lane_close(&a, n) else a.count
     ends[0] = a.ends
     capacity[0] = a.capacity
     return count

@@ -36,7 +36,6 @@ cdef class RankEncoder:
     # Constructor arguments that the tables cannot give back (for pickling).
     cdef object _merges                      # None, or an int32 array of shape (n_merges, 2)
     cdef dict _special_tokens                # id -> bytes
-    cdef tuple _id_objects                   # the ints 0 .. n_tokens-1, built by ids_list
 
     cdef list ids_to_list(self, const uint32_t* ids, Py_ssize_t n)
         # ids[0:n] as a Python list of ints (GIL held).

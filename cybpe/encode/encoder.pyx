@@ -98,6 +98,7 @@ from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.string cimport memcmp, memcpy, memmove, memset
 
 from cybpe.encode.merge_paths cimport PATH_AUTO, PATH_BUCKET, PATH_HEAP, PATH_LINEAR, PATH_RUNS, merge_piece
+from cybpe.encode.id_ints cimport ID_INT_STRIDE, id_int_base, id_ints_cover
 from cybpe.encode.rank_tables cimport (
     EMPTY_PAIR_SLOT, FIBONACCI, MAX_IDS, RankTables, TokenSlot, packed_pair, pair_rank,
 )
@@ -117,16 +118,9 @@ cdef extern from "<stdlib.h>" nogil:
 cdef extern from "Python.h":
     # Raw forms (no reference counting by Cython): ids_list moves borrowed ints into a list.
     ctypedef struct PyObject
-    PyObject* tuple_item "PyTuple_GET_ITEM"(object tup, Py_ssize_t i)
     void list_set_item "PyList_SET_ITEM"(object lst, Py_ssize_t i, PyObject* item)
     void incref "Py_INCREF"(PyObject* item)
     PyObject* new_int "PyLong_FromUnsignedLong"(unsigned long value) except NULL
-
-cdef extern from *:
-    """
-    #define CYBPE_TUPLE_ITEMS(o) (((PyTupleObject*)(o))->ob_item)
-    """
-    PyObject** tuple_items "CYBPE_TUPLE_ITEMS"(object tup)  # a tuple's item array, borrowed
 
 
 import operator
@@ -995,31 +989,25 @@ cdef class RankEncoder:
 
         ``ndarray.tolist()`` makes a new int per element: 28% of a list-returning encode of
         English, with the GIL held, which also capped two threads at ~1.6x one. Taking a
-        shared int means writing its reference count: a cache miss into ~3 MB of int objects
-        (cl100k), after another into the tuple's item array. So the item of the id 2 *
-        LIST_PREFETCH ahead and the int of the id LIST_PREFETCH ahead are prefetched.
+        shared int means writing its reference count (before Python 3.12): a cache miss into
+        ~3 MB of ints (cl100k). The ints sit at a fixed stride (id_ints.pxd, with the
+        measurement), so the int of the id LIST_PREFETCH ahead is prefetched from its id alone.
         """
-        cdef tuple objects = self._id_objects
         cdef Py_ssize_t i, ahead
-        cdef uint32_t value, n_tokens = <uint32_t>self.n_tokens
+        cdef Py_ssize_t covered = id_ints_cover(self.n_tokens)
+        cdef char* base = id_int_base()
+        cdef uint32_t value
         cdef PyObject* item
-        cdef PyObject** items
-        if objects is None:
-            objects = self._id_objects = tuple(range(self.n_tokens))
-        items = tuple_items(objects)
         result = PyList_New(n)
         for i in range(n):
-            ahead = i + 2 * LIST_PREFETCH
-            if ahead < n and ids[ahead] < n_tokens:
-                prefetch_read(&items[ids[ahead]])
             ahead = i + LIST_PREFETCH
-            if ahead < n and ids[ahead] < n_tokens:
-                prefetch_write(items[ids[ahead]])
+            if ahead < n and ids[ahead] < covered:
+                prefetch_write(base + <Py_ssize_t>ids[ahead] * ID_INT_STRIDE)
             value = ids[i]
-            if value < n_tokens:
-                item = items[value]
+            if value < covered:
+                item = <PyObject*>(base + <Py_ssize_t>value * ID_INT_STRIDE)
                 incref(item)
-            else:  # a special token's id
+            else:  # a special token's id (or a build without shared ints: id_ints.pxd)
                 item = new_int(value)
             list_set_item(result, i, item)
         return result

@@ -16,6 +16,7 @@ Performance notes
   such as tiktoken gets for every str), so encoding the same text again skips the conversion
   (``str.encode`` had been 3.3% of an English encode in perf, every call). A longer text gets
   a temporary copy, freed after the call, so a huge string does not gain a lasting second copy.
+  The batch calls read their texts the same way (``Utf8Texts(..., cache_chars)``).
 """
 
 from libc.stdint cimport int64_t, uint8_t, uint32_t
@@ -137,7 +138,7 @@ def encode_texts_scanned(RankEncoder encoder, BaseScanner scanner not None, list
     cdef list gave_up = []
     cdef Utf8Texts batch
     try:
-        batch = Utf8Texts(texts, clean_surrogates)
+        batch = Utf8Texts(texts, clean_surrogates, CACHED_UTF8_CHARS)
     except TypeError:
         bad = next(t for t in texts if not isinstance(t, str))
         raise EncodingError(f"encode() takes a str, not {type(bad).__name__}") from None
@@ -297,7 +298,7 @@ def encode_texts_flat(RankEncoder encoder, BaseScanner scanner not None, list te
     cdef int rc = 0
     cdef Utf8Texts batch
     try:
-        batch = Utf8Texts(texts, clean_surrogates)
+        batch = Utf8Texts(texts, clean_surrogates, CACHED_UTF8_CHARS)
     except TypeError:
         bad = next(t for t in texts if not isinstance(t, str))
         raise EncodingError(f"encode() takes a str, not {type(bad).__name__}") from None

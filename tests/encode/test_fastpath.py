@@ -10,7 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import cybpe
-from cybpe.encode.fastpath import OUTPUT_ARRAY, OUTPUT_COUNT, OUTPUT_LIST, encode_text, encode_texts_scanned
+from cybpe.encode.fastpath import (
+    OUTPUT_ARRAY, OUTPUT_COUNT, OUTPUT_LIST, encode_text, encode_texts_flat, encode_texts_scanned,
+)
 from cybpe.pretokenize.pattern_scanner import PatternScanner
 from cybpe.pretokenize.scanner import Scanner
 from cybpe.pretokenize.text import clean_surrogates
@@ -157,7 +159,8 @@ def test_force_regex_switch_is_read_per_call(force_regex):
 def test_non_ascii_text_around_the_cached_utf8_limit(extra):
     """A non-ASCII str up to 2**20 characters is read through the UTF-8 form CPython keeps in
     it, a longer one through a temporary copy: either way, and on a second call, the same ids;
-    a lone surrogate at the end still becomes U+FFFD."""
+    a lone surrogate at the end still becomes U+FFFD. The batch calls read texts the same way
+    (Utf8Texts' cache_chars)."""
     tok, pre = _tokenizer(), _pretokenizers()["cl100k-scanner"]
     unit = "Grüße, 世界 and ½ more. "
     text = (unit * (((1 << 20) + extra) // len(unit) + 1))[:(1 << 20) + extra]
@@ -168,3 +171,10 @@ def test_non_ascii_text_around_the_cached_utf8_limit(extra):
     with_surrogate = text[:-1] + "\ud800"
     assert encode_text(tok._encoder, pre.compiled_scanner, with_surrogate, OUTPUT_LIST) == \
         _reference(tok, pre, with_surrogate)
+    batch = [text, with_surrogate, "Grüße \udfff", text]
+    expected_batch = [expected, _reference(tok, pre, with_surrogate),
+                      _reference(tok, pre, "Grüße \udfff"), expected]
+    for _ in range(2):
+        assert encode_texts_scanned(tok._encoder, pre.compiled_scanner, batch) == expected_batch
+    ids, row_ends, _spans = encode_texts_flat(tok._encoder, pre.compiled_scanner, batch)
+    assert [row.tolist() for row in np.split(ids, row_ends[:-1])] == expected_batch

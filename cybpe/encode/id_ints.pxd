@@ -29,8 +29,10 @@
 # Performance notes (2026-12-05): ids_to_list took the int of id v from a per-encoder tuple:
 # a load of the tuple's item v, then the reference count's write into that int, two dependent
 # cache misses per id. With the ints at base + v * 32, the address is known from the id alone.
-# English / code bench documents (cl100k, 16 KB each, list output), alternated process pairs,
-# min of 12 rounds, 4 pairs: English 8.87-9.24 -> 8.46-8.68 ms, code 14.14-15.34 -> 13.55-14.25.
+# English / code bench documents (cl100k, 16 KB each, list output), min of 12 rounds per
+# process: 4 alternated pairs of the encoder module alone, English 8.87-9.24 -> 8.46-8.68 ms,
+# code 14.14-15.34 -> 13.55-14.25; 6 alternated pairs of whole builds, English 9.07 -> 8.65 ms
+# (median of the pair ratios 0.948x), code 14.63 -> 13.83 ms (0.957x).
 #
 # Thread safety: id_ints_cover writes the block pointer and count: call it with the GIL, as
 # ids_to_list does. The ints themselves are reference-counted by CPython under the GIL, as any

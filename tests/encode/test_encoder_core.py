@@ -777,7 +777,8 @@ def test_id_ints_outlive_their_encoder_and_a_larger_one():
     kept = small.ids_list(ids)
     del small
     gc.collect()
-    n_large = 1 << 17  # larger than any vocabulary the session has made so far, unless cl100k
+    n_large = (1 << 18) + 1000  # more ids than any vocabulary the tests load (o200k: 200k), so
+    # that the shared block grows here while `kept` holds ints of the smaller one
     large = RankEncoder([bytes([b]) for b in range(256)] + [b"%d " % i for i in range(n_large - 256)])
     large_ids = rng.integers(0, n_large, 20_000, dtype=np.uint32)
     made = large.ids_list(large_ids)

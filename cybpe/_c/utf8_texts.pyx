@@ -14,14 +14,8 @@ GIL. The chunk counter leaves it off: a corpus read once would gain a lasting se
 """
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
-from cpython.unicode cimport PyUnicode_AsUTF8AndSize, PyUnicode_AsUTF8String
+from cpython.unicode cimport PyUnicode_AsUTF8String
 from libc.stdlib cimport free, malloc
-
-
-cdef extern from "Python.h":
-    bint PyUnicode_IS_COMPACT_ASCII(object o)
-    void* PyUnicode_DATA(object o)
-    Py_ssize_t PyUnicode_GET_LENGTH(object o)
 
 
 cdef class Utf8Texts:
@@ -32,7 +26,7 @@ cdef class Utf8Texts:
     def __cinit__(self, list texts not None, repair=None, Py_ssize_t cache_chars=0):
         cdef Py_ssize_t j, size, m = len(texts)
         cdef bytes encoded
-        cdef const char* utf8
+        cdef const uint8_t* utf8
         self.keep = []
         self.count = m
         self.starts = <const uint8_t**>malloc((m + 1) * sizeof(uint8_t*))
@@ -43,21 +37,12 @@ cdef class Utf8Texts:
             text = texts[j]
             if not isinstance(text, str):
                 raise TypeError(f"expected str texts, not {type(text).__name__}")
-            if PyUnicode_IS_COMPACT_ASCII(text):
+            utf8 = str_utf8(text, cache_chars, &size)
+            if utf8 != NULL:  # the str's own data, or the UTF-8 CPython keeps in it
                 self.keep.append(text)
-                self.starts[j] = <const uint8_t*>PyUnicode_DATA(text)
-                self.lengths[j] = PyUnicode_GET_LENGTH(text)
+                self.starts[j] = utf8
+                self.lengths[j] = size
                 continue
-            if PyUnicode_GET_LENGTH(text) <= cache_chars:
-                try:  # kept inside the str by CPython: the next batch of it reads it again
-                    utf8 = PyUnicode_AsUTF8AndSize(text, &size)
-                except UnicodeEncodeError:  # a lone surrogate: encoded below
-                    utf8 = NULL
-                if utf8 != NULL:
-                    self.keep.append(text)
-                    self.starts[j] = <const uint8_t*>utf8
-                    self.lengths[j] = size
-                    continue
             try:
                 encoded = PyUnicode_AsUTF8String(text)
             except UnicodeEncodeError:

@@ -23,16 +23,12 @@ from libc.stdint cimport int64_t, uint8_t, uint32_t
 from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memcpy
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
-from cpython.unicode cimport PyUnicode_AsUTF8AndSize, PyUnicode_GET_LENGTH
+from cpython.unicode cimport PyUnicode_GET_LENGTH
 
 from cybpe.encode.encoder cimport RankEncoder, ids_array
 from cybpe.pretokenize.scanner_api cimport BaseScanner, SCAN_GAVE_UP
 from cybpe._c.types cimport IdBuffer
-from cybpe._c.utf8_texts cimport Utf8Texts
-
-cdef extern from "Python.h":
-    bint PyUnicode_IS_COMPACT_ASCII(object o)
-    void* PyUnicode_DATA(object o)
+from cybpe._c.utf8_texts cimport Utf8Texts, str_utf8
 
 import numpy as np
 
@@ -75,18 +71,12 @@ def encode_text(RankEncoder encoder, BaseScanner scanner not None, str text, int
         if output == IDS_COUNT:
             return 0
         return [] if output == IDS_LIST else np.empty(0, dtype=np.uint32)
-    cdef const char* utf8
     cdef Py_ssize_t size
-    if PyUnicode_IS_COMPACT_ASCII(text):
-        return encode_utf8(encoder, scanner, <const uint8_t*>PyUnicode_DATA(text), n, output)
-    if n <= CACHED_UTF8_CHARS:
-        try:  # CPython keeps this UTF-8 form in the str: a second call skips the conversion
-            utf8 = PyUnicode_AsUTF8AndSize(text, &size)
-        except UnicodeEncodeError:  # a lone surrogate: cleaned below
-            utf8 = NULL
-        if utf8 != NULL:
-            return encode_utf8(encoder, scanner, <const uint8_t*>utf8, size, output)
-    try:
+    # CPython keeps a non-ASCII str's UTF-8 form in the str: a second call skips the conversion.
+    cdef const uint8_t* utf8 = str_utf8(text, CACHED_UTF8_CHARS, &size)
+    if utf8 != NULL:
+        return encode_utf8(encoder, scanner, utf8, size, output)
+    try:  # longer than CACHED_UTF8_CHARS, or a lone surrogate (cleaned below)
         encoded = text.encode("utf-8")
     except UnicodeEncodeError:
         encoded = clean_surrogates(text).encode("utf-8")

@@ -77,7 +77,8 @@ linear rescan (short pieces), binary heap (medium), bucket queue by rank (long),
 #   (3.8%; now same_bytes, inline word compares), str.encode of every non-ASCII text (3.3%;
 #   fastpath.pyx now reads the UTF-8 form CPython caches in the str) and clearing a per-call
 #   cache sized for all the call's pieces (memset 1.2%; it now starts at CACHE_FIRST_SLOTS and
-#   doubles when half full). ids_to_list also prefetches the int objects it takes.
+#   doubles when half full). ids_to_list then prefetched the int objects it took; since
+#   2026-12-05 it takes them uncounted and reads none (id_ints.pxd).
 # * The merge paths have their own notes in _merge_paths.pyx.
 # * Pair slots are one packed uint64 (left, right, rank): half of a 16-byte slot's footprint
 #   (cl100k 4 MB instead of 8). The remaining cost of BPE-heavy text is that table's cache
@@ -98,7 +99,7 @@ from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.string cimport memcmp, memcpy, memmove, memset
 
 from cybpe.encode.merge_paths cimport PATH_AUTO, PATH_BUCKET, PATH_HEAP, PATH_LINEAR, PATH_RUNS, merge_piece
-from cybpe.encode.id_ints cimport ID_INT_STRIDE, id_int_base, id_ints_cover
+from cybpe.encode.id_ints cimport ID_INT_STRIDE, id_int_base, id_int_take, id_ints_cover
 from cybpe.encode.rank_tables cimport (
     EMPTY_PAIR_SLOT, FIBONACCI, MAX_IDS, RankTables, TokenSlot, packed_pair, pair_rank,
 )
@@ -107,7 +108,7 @@ from cybpe.encode.thread_cache cimport (
     THREAD_CACHE_WAYS, ThreadCacheEntry, next_encoder_serial, thread_cache_entries, thread_cache_key_of,
     thread_cache_mask,
 )
-from cybpe._c.cpu cimport prefetch_read, prefetch_write
+from cybpe._c.cpu cimport prefetch_read
 from cybpe._c.types cimport IdBuffer, grow_buffer, id_buffer_reserve, rank_t, token_t
 
 
@@ -119,7 +120,6 @@ cdef extern from "Python.h":
     # Raw forms (no reference counting by Cython): ids_list moves borrowed ints into a list.
     ctypedef struct PyObject
     void list_set_item "PyList_SET_ITEM"(object lst, Py_ssize_t i, PyObject* item)
-    void incref "Py_INCREF"(PyObject* item)
     PyObject* new_int "PyLong_FromUnsignedLong"(unsigned long value) except NULL
 
 
@@ -135,7 +135,6 @@ cdef enum:
     CACHE_FIRST_SLOTS = 64    # a per-call cache starts this small and doubles when half full
     CACHE_MAX_SLOTS = 1 << 15 # 1 MB of cache entries at most
     SPLIT_BATCH = 32          # splits whose token-table slots collect_all_splits prefetches together
-    LIST_PREFETCH = 8         # ids_to_list prefetches the int objects this many ids ahead
 
 
 cdef struct PairEntry:  # a pair found while building the table
@@ -989,24 +988,20 @@ cdef class RankEncoder:
 
         ``ndarray.tolist()`` makes a new int per element: 28% of a list-returning encode of
         English, with the GIL held, which also capped two threads at ~1.6x one. Taking a
-        shared int means writing its reference count (before Python 3.12): a cache miss into
-        ~3 MB of ints (cl100k). The ints sit at a fixed stride (id_ints.pxd, with the
-        measurement), so the int of the id LIST_PREFETCH ahead is prefetched from its id alone.
+        shared int uncounted reads nothing but the id: the ints sit at a fixed stride and never
+        die (id_ints.pxd, with the measurement).
         """
-        cdef Py_ssize_t i, ahead
+        cdef Py_ssize_t i
         cdef Py_ssize_t covered = id_ints_cover(self.n_tokens)
         cdef char* base = id_int_base()
         cdef uint32_t value
         cdef PyObject* item
         result = PyList_New(n)
         for i in range(n):
-            ahead = i + LIST_PREFETCH
-            if ahead < n and ids[ahead] < covered:
-                prefetch_write(base + <Py_ssize_t>ids[ahead] * ID_INT_STRIDE)
             value = ids[i]
             if value < covered:
                 item = <PyObject*>(base + <Py_ssize_t>value * ID_INT_STRIDE)
-                incref(item)
+                id_int_take(item)
             else:  # a special token's id (or a build without shared ints: id_ints.pxd)
                 item = new_int(value)
             list_set_item(result, i, item)

@@ -5,13 +5,13 @@
 #
 # Usage (with the GIL):
 #
-#     from cybpe.encode.id_ints cimport ID_INT_STRIDE, id_int_base, id_ints_cover
+#     from cybpe.encode.id_ints cimport ID_INT_STRIDE, id_int_base, id_int_take, id_ints_cover
 #
 #     covered = id_ints_cover(n_tokens)       # ints 0 .. covered-1 exist (covered < n_tokens
 #     base = id_int_base()                    #   on builds without them, or without memory)
 #     if v < covered:
 #         item = <PyObject*>(base + v * ID_INT_STRIDE)
-#         Py_INCREF(item)                     # a borrowed int like any other: the list owns it
+#         id_int_take(item)                   # the list's reference: nothing to count (below)
 #     else:
 #         item = PyLong_FromUnsignedLong(v)   # a new int, as before
 #
@@ -19,7 +19,10 @@
 # PyObject's reference count, set through Py_SET_REFCNT), given a reference count that never
 # reaches zero: from Python 3.12 the count of the small int 0, which marks an immortal object
 # (Py_INCREF and Py_DECREF then read it and write nothing); before 3.12, 2^60. The ints are never
-# freed. When the block grows (an encoder with more ids than any before it), the old block stays
+# freed. So a list takes one without counting the reference (id_int_take is empty): from 3.12
+# the count of an immortal object is not kept anyway; before 3.12 each freed list item lowers
+# the count by one, and 2^60 items freed at a billion a second would take 36 years. Builds
+# with reference-count debugging (Py_REF_DEBUG, which keeps a total of all counts) count it. When the block grows (an encoder with more ids than any before it), the old block stays
 # too, since lists made from it may still be alive: at most twice the largest vocabulary's ints
 # (cl100k 3.2 MB, o200k 6.4 MB), where each encoder kept a tuple of ints of its own before.
 # They are ints in every way but identity: an id below 257 is not CPython's cached small int.
@@ -33,10 +36,17 @@
 # process: 4 alternated pairs of the encoder module alone, English 8.87-9.24 -> 8.46-8.68 ms,
 # code 14.14-15.34 -> 13.55-14.25; 6 alternated pairs of whole builds, English 9.07 -> 8.65 ms
 # (median of the pair ratios 0.948x), code 14.63 -> 13.83 ms (0.957x).
+# Taking the ints uncounted (2026-12-05; before, ids_to_list wrote each int's count, prefetched
+# 8 ids ahead): the list's fill reads no int at all, only computes addresses. 4 alternated
+# process pairs, min of 12 rounds, the lists kept as the bench keeps them: one thread English
+# 9.32 -> 8.17 ms (median of the pair ratios 0.931x), code 14.87 -> 13.71 (0.921x); two
+# threads 5.09 -> 4.51 (0.897x), 7.70 -> 7.35 (0.939x). Freeing the lists then takes the count's
+# cache miss without a prefetch (list_dealloc writes it before 3.12, reads it from 3.12), so
+# encode and free together gain less: one thread 0.959x / 0.952x, two threads 1.015x / 0.998x.
 #
 # Thread safety: id_ints_cover writes the block pointer and count: call it with the GIL, as
-# ids_to_list does. The ints themselves are reference-counted by CPython under the GIL, as any
-# other int.
+# ids_to_list does. id_int_take writes nothing (a count under Py_REF_DEBUG, with the GIL). The
+# ints themselves are reference-counted by CPython under the GIL, as any other int.
 
 cdef extern from *:
     """
@@ -107,9 +117,17 @@ cdef extern from *:
     }
 
     static inline char* cybpe_id_int_base(void) { return cybpe_id_int_block; }
+
+    /* A list takes a shared int: counted only where a total of all counts is kept. */
+    #ifdef Py_REF_DEBUG
+    #define cybpe_id_int_take(item) Py_INCREF(item)
+    #else
+    #define cybpe_id_int_take(item) ((void)(item))
+    #endif
     #endif
     """
     enum: ID_INT_STRIDE "CYBPE_ID_INT_STRIDE"
     enum: ID_INTS_MAX "CYBPE_ID_INTS_MAX"
     Py_ssize_t id_ints_cover "cybpe_id_ints_cover"(Py_ssize_t n)
     char* id_int_base "cybpe_id_int_base"()
+    void id_int_take "cybpe_id_int_take"(void* item)

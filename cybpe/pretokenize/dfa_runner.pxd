@@ -53,6 +53,18 @@
 #   loads; English 3.54 -> 3.22 ms, code 6.16 -> 5.65 ms (paired, 3 x 10 rounds). Keeping the
 #   class table next to the moves (one base register) gave nothing; leaving non-ASCII
 #   characters to dfa_piece, 3% on English and code, at the cost of Chinese and Hindi.
+# * pair moves (2026-12-05, dfa_lane_pair_step): in the two-lane walk, two ASCII characters
+#   take one move, from a table of the moves on every pair of ASCII classes (the paired
+#   layout: per state 16 x 16 pair moves, then its row of `trans`; automata of at most 64
+#   states and 16 ASCII classes, built by pattern_scanner._paired_table). Each lane's chain of
+#   dependent loads is then one move per two bytes. A walk that dies inside a pair, or a
+#   non-ASCII byte, takes the one-character step, so the pieces are the same. perf had the
+#   loop's time on the move's load-to-use latency and on the rows gcc keeps on the stack. A C
+#   model of the loop over the bench documents first: English 2.85 -> 2.27 ms, code 4.85 ->
+#   4.34 ms. In the library, split of the bench documents, 7 alternated process pairs against
+#   the previous build (min of 40 / 30 rounds): English 3.23-3.41 -> 2.83-3.28 ms (median of
+#   the pair ratios 0.885x), code 5.86-6.06 -> 5.52-5.90 ms (0.941x). The cl100k, GPT-2, Llama 3 and Qwen2 strings fit the layout;
+#   o200k's (25 ASCII classes: it tells upper from lower case) keeps one-character moves.
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t
 
 from cybpe._c.ascii_letters cimport cybpe_ascii_letters8
@@ -78,6 +90,12 @@ cdef enum:
     DFA_RUN_EXACT = 16    # the run set is exactly those letters: no bitmap after them
     DFA_RUN_MATCH = 32    # the state stays itself on its run set with DFA_MATCH
     DFA_ROW_SHIFT = 6     # the rest: the row offset of the state moved to
+    # A two-character move (an entry of DfaTables.pairs): DFA_MATCH and DFA_RESTART before the
+    # first character, these two before the second; no run bits; row 0 when either step dies.
+    DFA_PAIR_MATCH2 = 4
+    DFA_PAIR_RESTART2 = 8
+    DFA_PAIR_ROW = 288    # a state's row in the paired layout: its pair moves, then its row of
+    DFA_PAIR_SINGLES = 256  # `trans` at this offset (pair c1, c2 at c1 * 16 + c2, both ASCII)
     DFA_LANE_MIN_BYTES = 512  # shorter texts are scanned as one lane
     DFA_LANE_BYTES = 4096     # most bytes of one run of the two-lane loop, per lane
 
@@ -90,6 +108,11 @@ cdef struct DfaTables:
     # Row 0 is the dead state; the start state's row is at offset `width`.
     const int32_t* trans
     int32_t width
+    # pairs: NULL, or the paired layout's base (trans == pairs + DFA_PAIR_SINGLES, width ==
+    # DFA_PAIR_ROW): the move on two ASCII characters of classes c1, c2 at row + c1 * 16 + c2
+    # (ascii_hi[b] == ascii_class[b] * 16), the same row offsets as trans.
+    const int32_t* pairs
+    const uint8_t* ascii_hi     # 128 entries, when pairs is set
     const uint8_t* ascii_class  # 128 entries
     const int32_t* props_class  # 256 entries, by cybpe_cp_class(cp) & 0xFF
     const uint32_t* exc_cp      # sorted non-ASCII code points with a class of their own
@@ -284,6 +307,33 @@ cdef inline void dfa_lane_step(const DfaTables* t, const int32_t* trans,
             stop[0] = q  # no match to restart from: the loop ends here
 
 
+cdef inline void dfa_lane_pair_step(const DfaTables* t, const int32_t* trans,
+                                    const int32_t* pairs, const uint8_t* ascii_hi,
+                                    const uint8_t* ascii_class, const uint8_t* s, Py_ssize_t n,
+                                    Py_ssize_t* p, Py_ssize_t* row, int64_t** e, Py_ssize_t* last,
+                                    Py_ssize_t* stop, Py_ssize_t* reread, const int64_t* first,
+                                    Py_ssize_t start, Py_ssize_t width) noexcept nogil:
+    """dfa_lane_step for the two ASCII characters at *p, *p + 1 in one move of the paired
+    layout; a non-ASCII character, or a walk that dies in the pair, takes dfa_lane_step (one
+    character, exactly as without pairs). The caller leaves two bytes before the text's end."""
+    cdef Py_ssize_t i = p[0], b1 = s[i], b2 = s[i + 1], move
+    if (b1 | b2) < 0x80:
+        move = pairs[row[0] + ascii_hi[b1] + ascii_class[b2]]
+        if move >> DFA_ROW_SHIFT:
+            e[0][0] = i
+            e[0] += (move >> 1) & 1
+            e[0][0] = i + 1
+            e[0] += (move >> 3) & 1
+            if move & DFA_MATCH:
+                last[0] = i
+            if move & DFA_PAIR_MATCH2:
+                last[0] = i + 1
+            row[0] = move >> DFA_ROW_SHIFT
+            p[0] = i + 2
+            return
+    dfa_lane_step(t, trans, ascii_class, s, n, p, row, e, last, stop, reread, first, start, width)
+
+
 cdef inline int dfa_two_lanes(const DfaTables* t, const uint8_t* s, Py_ssize_t n,
                               DfaLane* a, DfaLane* b) noexcept nogil:
     """Walk both lanes a character each per step, with no branch on what the moves do (but a
@@ -300,7 +350,7 @@ cdef inline int dfa_two_lanes(const DfaTables* t, const uint8_t* s, Py_ssize_t n
     cdef int64_t* e_b
     cdef int64_t* first_a
     cdef int64_t* first_b
-    # A step reads at most 4 bytes and pushes at most one end.
+    # A step reads at most 4 bytes and pushes at most one end per byte it reads.
     stop_a = min(a.limit - 4, p_a + DFA_LANE_BYTES)
     stop_b = min(b.limit - 4, p_b + DFA_LANE_BYTES)
     # Ends strictly increase and stay below stop + 4.
@@ -309,15 +359,24 @@ cdef inline int dfa_two_lanes(const DfaTables* t, const uint8_t* s, Py_ssize_t n
         return DFA_NO_MEMORY
     first_a = e_a = a.ends + a.count
     first_b = e_b = b.ends + b.count
-    while True:
-        dfa_lane_step(t, trans, ascii_class, s, n, &p_a, &row_a, &e_a, &last_a, &stop_a,
-                      &reread_a, first_a, start_a, width)
-        dfa_lane_step(t, trans, ascii_class, s, n, &p_b, &row_b, &e_b, &last_b, &stop_b,
-                      &reread_b, first_b, start_b, width)
-        # Go on while both lanes are before their stops (a walk that dies for good stops its
-        # lane): one sign test.
-        if ((p_a - stop_a) & (p_b - stop_b)) >= 0:
-            break
+    if t.pairs != NULL:
+        while True:
+            dfa_lane_pair_step(t, trans, t.pairs, t.ascii_hi, ascii_class, s, n, &p_a, &row_a,
+                               &e_a, &last_a, &stop_a, &reread_a, first_a, start_a, width)
+            dfa_lane_pair_step(t, trans, t.pairs, t.ascii_hi, ascii_class, s, n, &p_b, &row_b,
+                               &e_b, &last_b, &stop_b, &reread_b, first_b, start_b, width)
+            if ((p_a - stop_a) & (p_b - stop_b)) >= 0:
+                break
+    else:
+        while True:
+            dfa_lane_step(t, trans, ascii_class, s, n, &p_a, &row_a, &e_a, &last_a, &stop_a,
+                          &reread_a, first_a, start_a, width)
+            dfa_lane_step(t, trans, ascii_class, s, n, &p_b, &row_b, &e_b, &last_b, &stop_b,
+                          &reread_b, first_b, start_b, width)
+            # Go on while both lanes are before their stops (a walk that dies for good stops
+            # its lane): one sign test.
+            if ((p_a - stop_a) & (p_b - stop_b)) >= 0:
+                break
     # Bytes read: how far each lane got, and what its walks read again after dying.
     a.steps += p_a - start_a + reread_a
     b.steps += p_b - start_b + reread_b

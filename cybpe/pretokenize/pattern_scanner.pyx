@@ -39,8 +39,8 @@ from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
 from cpython.unicode cimport PyUnicode_GET_LENGTH
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 
-from cybpe.pretokenize.dfa_runner cimport (DFA_RESTART, DFA_ROW_SHIFT,
-                                            DFA_RUN_BITMAP, DFA_RUN_EXACT, DFA_RUN_LETTERS,
+from cybpe.pretokenize.dfa_runner cimport (DFA_PAIR_ROW, DFA_PAIR_SINGLES, DFA_RESTART,
+                                            DFA_ROW_SHIFT, DFA_RUN_BITMAP, DFA_RUN_EXACT, DFA_RUN_LETTERS,
                                             DFA_RUN_LOWER, DFA_RUN_MATCH, dfa_scan_pieces,
                                             push_match)
 from cybpe.pretokenize.pattern_scanner cimport CharClass, ClassItem, Instruction
@@ -377,18 +377,28 @@ cdef class PatternScanner(BaseScanner):
 
     def _use_dfa(self, dfa):
         trans, width = _runner_table(dfa)
+        paired = _paired_table(dfa, trans, width)
         props_class = np.asarray(dfa.props_class, dtype=np.int32)
         exc_cp = np.asarray([cp for cp, _ in dfa.exceptions] or [0], dtype=np.uint32)
         exc_class = np.asarray([c for _, c in dfa.exceptions] or [0], dtype=np.int32)
         # One byte per ASCII class: dfa_compiler numbers the ASCII characters' classes first.
         ascii_class = np.asarray(dfa.ascii_class, dtype=np.uint8)
-        self._dfa_arrays = (trans, props_class, exc_cp, exc_class, ascii_class)
+        ascii_hi = (ascii_class * 16).astype(np.uint8)
+        if paired is not None:
+            trans, width = paired, DFA_PAIR_ROW
+        self._dfa_arrays = (trans, props_class, exc_cp, exc_class, ascii_class, ascii_hi)
         self.n_dfa_states = dfa.n_states
         cdef const int32_t[::1] v_trans = trans, v_props = props_class
-        cdef const uint8_t[::1] v_ascii = ascii_class
+        cdef const uint8_t[::1] v_ascii = ascii_class, v_ascii_hi = ascii_hi
         cdef const int32_t[::1] v_exc_class = exc_class
         cdef const uint32_t[::1] v_exc_cp = exc_cp
-        self.dfa.trans = &v_trans[0]
+        self.dfa.pairs = NULL
+        self.dfa.ascii_hi = &v_ascii_hi[0]
+        if paired is not None:
+            self.dfa.pairs = &v_trans[0]
+            self.dfa.trans = &v_trans[DFA_PAIR_SINGLES]
+        else:
+            self.dfa.trans = &v_trans[0]
         self.dfa.props_class = &v_props[0]
         self.dfa.ascii_class = &v_ascii[0]
         self.dfa.exc_cp = &v_exc_cp[0]
@@ -503,6 +513,12 @@ cdef class PatternScanner(BaseScanner):
         """The number of automaton states (0 on the backtracking backend)."""
         return self.n_dfa_states
 
+    @property
+    def dfa_pair_moves(self) -> bool:
+        """Whether the automaton's two-lane walk reads two ASCII characters per move
+        (dfa_runner.pxd, the paired layout)."""
+        return self.use_dfa and self.dfa.pairs != NULL
+
     def __reduce__(self):
         return (PatternScanner, (self.pattern, self.backend))
 
@@ -576,6 +592,40 @@ def _runner_table(dfa):
     if table.max() >= 2**31:
         raise NotDeterministic("the automaton's table is too large")
     return np.ascontiguousarray(table.ravel(), dtype=np.int32), width
+
+
+#: The paired layout (dfa_runner.pxd) takes automata of at most this many states (1152 bytes
+#: each).
+PAIR_MAX_STATES = 64
+
+
+def _paired_table(dfa, trans, width):
+    """The runner's table in the paired layout (a row of DFA_PAIR_ROW int32 per state: the
+    moves on two ASCII characters, then the row of `trans` at DFA_PAIR_SINGLES), or None when
+    the automaton does not fit it (more than PAIR_MAX_STATES states, more than 16 ASCII
+    classes, or a row of `trans` wider than the space left)."""
+    n_ascii = int(max(dfa.ascii_class)) + 1  # dfa_compiler numbers the ASCII classes first
+    if (dfa.n_states > PAIR_MAX_STATES or n_ascii > 16
+            or DFA_PAIR_SINGLES + width > DFA_PAIR_ROW):
+        return None
+    single = np.asarray(trans, dtype=np.int64).reshape(dfa.n_states, width)
+    moves = single[:, :dfa.n_classes]
+    flags = moves & ((1 << DFA_ROW_SHIFT) - 1)
+    target = (moves >> DFA_ROW_SHIFT) // width  # the state moved to
+    table = np.zeros((dfa.n_states, DFA_PAIR_ROW), dtype=np.int64)
+    table[:, DFA_PAIR_SINGLES:DFA_PAIR_SINGLES + width] = single
+    table[:, DFA_PAIR_SINGLES:DFA_PAIR_SINGLES + dfa.n_classes] = (
+        (target * DFA_PAIR_ROW << DFA_ROW_SHIFT) | flags)
+    first_bits = flags[:, :n_ascii] & 3                     # DFA_MATCH, DFA_RESTART
+    for c1 in range(n_ascii):
+        middle = target[:, c1]                              # after the first character
+        second = moves[middle, :n_ascii]                    # the moves on the second
+        end = (second >> DFA_ROW_SHIFT) // width
+        pair = ((end * DFA_PAIR_ROW << DFA_ROW_SHIFT) | first_bits[:, c1:c1 + 1]
+                | (second & 3) << 2)                        # DFA_PAIR_MATCH2, DFA_PAIR_RESTART2
+        dies = (middle == 0)[:, None] | (end == 0)
+        table[:, c1 * 16:c1 * 16 + n_ascii] = np.where(dies, 0, pair)
+    return np.ascontiguousarray(table.ravel(), dtype=np.int32)
 
 
 def _cp_props(cp: int) -> int:

@@ -63,8 +63,9 @@
 #   model of the loop over the bench documents first: English 2.85 -> 2.27 ms, code 4.85 ->
 #   4.34 ms. In the library, split of the bench documents, 7 alternated process pairs against
 #   the previous build (min of 40 / 30 rounds): English 3.23-3.41 -> 2.83-3.28 ms (median of
-#   the pair ratios 0.885x), code 5.86-6.06 -> 5.52-5.90 ms (0.941x). The cl100k, GPT-2, Llama 3 and Qwen2 strings fit the layout;
-#   o200k's (25 ASCII classes: it tells upper from lower case) keeps one-character moves.
+#   the pair ratios 0.885x), code 5.86-6.06 -> 5.52-5.90 ms (0.941x). The cl100k, GPT-2,
+#   Llama 3 and Qwen2 strings fit the layout; o200k's (25 ASCII classes: it tells upper from
+#   lower case) keeps one-character moves.
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t
 
 from cybpe._c.ascii_letters cimport cybpe_ascii_letters8
@@ -336,8 +337,8 @@ cdef inline void dfa_lane_pair_step(const DfaTables* t, const int32_t* trans,
 
 cdef inline int dfa_two_lanes(const DfaTables* t, const uint8_t* s, Py_ssize_t n,
                               DfaLane* a, DfaLane* b) noexcept nogil:
-    """Walk both lanes a character each per step, with no branch on what the moves do (but a
-    death), until a walk dies with no match to restart from, or a lane nears its limit or has
+    """Walk both lanes a character each per step (two ASCII characters, with pair moves), with
+    no branch on what the moves do (but a death, or a non-ASCII byte next to a pair), until a walk dies with no match to restart from, or a lane nears its limit or has
     read DFA_LANE_BYTES. Each lane is then left at the start of the piece it was in: its next
     walk reads that piece again, the one that died included. Returns bit 0 set when a's walk
     died, bit 1 when b's did; or DFA_NO_MEMORY."""

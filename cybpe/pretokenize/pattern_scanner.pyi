@@ -5,6 +5,8 @@ import numpy.typing as npt
 
 from cybpe.pretokenize.scanner_api import BaseScanner
 
+PAIR_MAX_STATES: int
+
 class PatternScanner(BaseScanner):
     pattern: str
     backend: Literal["dfa", "backtrack"]

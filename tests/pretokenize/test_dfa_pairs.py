@@ -10,13 +10,12 @@ import functools
 import random
 
 import pytest
+from hypothesis import given, settings
 
 from cybpe.pretokenize import pattern_scanner
 from cybpe.pretokenize.pattern_scanner import PatternScanner
-from support import shared_path
-from test_dfa_scanner import IN_SUBSET, PUBLISHED
+from test_dfa_scanner import IN_SUBSET, PUBLISHED, eval_texts
 from test_pattern_scanner import ALL_PATTERNS, _bundled_texts, hostile_text
-from hypothesis import given, settings
 
 WITH_PAIRS = [p for p in IN_SUBSET if PatternScanner(p, "dfa").dfa_pair_moves]
 
@@ -87,12 +86,7 @@ def test_walks_that_die_inside_a_pair(pattern):
 
 
 def test_shared_corpora_with_and_without_pairs():
-    shared = shared_path()
-    if shared is None or not PUBLISHED:
-        pytest.skip("needs $CYBPE_SHARED/corpora/eval and $CYBPE_SHARED/vocab")
-    paths = sorted((shared / "corpora" / "eval").glob("*/*.txt"))
-    assert paths
-    texts = [p.read_text(encoding="utf-8")[:60_000] for p in paths]
+    texts = eval_texts()
     patterns = [p for p in set(PUBLISHED.values()) if p in WITH_PAIRS]
     assert patterns
     for pattern in patterns:

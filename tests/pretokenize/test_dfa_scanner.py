@@ -108,13 +108,19 @@ def test_bundled_texts_agree(pattern):
         _agree(pattern, text)
 
 
-def test_shared_corpora_agree_on_published_patterns():
+def eval_texts() -> list[str]:
+    """The first 60,000 characters of each shared eval text; skips the calling test when the
+    shared material (or its published patterns) is absent."""
     shared = shared_path()
     if shared is None or not PUBLISHED:
         pytest.skip("needs $CYBPE_SHARED/corpora/eval and $CYBPE_SHARED/vocab")
     paths = sorted((shared / "corpora" / "eval").glob("*/*.txt"))
     assert paths
-    texts = [p.read_text(encoding="utf-8")[:60_000] for p in paths]
+    return [p.read_text(encoding="utf-8")[:60_000] for p in paths]
+
+
+def test_shared_corpora_agree_on_published_patterns():
+    texts = eval_texts()
     for pattern in set(PUBLISHED.values()) | {_greedy(p) for p in PUBLISHED.values()}:
         for text in texts:
             _agree(pattern, text)

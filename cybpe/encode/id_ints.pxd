@@ -22,7 +22,8 @@
 # freed. So a list takes one without counting the reference (id_int_take is empty): from 3.12
 # the count of an immortal object is not kept anyway; before 3.12 each freed list item lowers
 # the count by one, and 2^60 items freed at a billion a second would take 36 years. Builds
-# with reference-count debugging (Py_REF_DEBUG, which keeps a total of all counts) count it. When the block grows (an encoder with more ids than any before it), the old block stays
+# with reference-count debugging (Py_REF_DEBUG, which keeps a total of all counts) count it.
+# When the block grows (an encoder with more ids than any before it), the old block stays
 # too, since lists made from it may still be alive: at most twice the largest vocabulary's ints
 # (cl100k 3.2 MB, o200k 6.4 MB), where each encoder kept a tuple of ints of its own before.
 # They are ints in every way but identity: an id below 257 is not CPython's cached small int.

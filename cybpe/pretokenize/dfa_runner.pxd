@@ -338,8 +338,9 @@ cdef inline void dfa_lane_pair_step(const DfaTables* t, const int32_t* trans,
 cdef inline int dfa_two_lanes(const DfaTables* t, const uint8_t* s, Py_ssize_t n,
                               DfaLane* a, DfaLane* b) noexcept nogil:
     """Walk both lanes a character each per step (two ASCII characters, with pair moves), with
-    no branch on what the moves do (but a death, or a non-ASCII byte next to a pair), until a walk dies with no match to restart from, or a lane nears its limit or has
-    read DFA_LANE_BYTES. Each lane is then left at the start of the piece it was in: its next
+    no branch on what the moves do (but a death, or a non-ASCII byte next to a pair), until a
+    walk dies with no match to restart from, or a lane nears its limit or has read
+    DFA_LANE_BYTES. Each lane is then left at the start of the piece it was in: its next
     walk reads that piece again, the one that died included. Returns bit 0 set when a's walk
     died, bit 1 when b's did; or DFA_NO_MEMORY."""
     cdef const int32_t* trans = t.trans

@@ -44,9 +44,9 @@ from cpython.unicode cimport PyUnicode_GET_LENGTH
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 
 from cybpe.pretokenize.dfa_runner cimport (DFA_PAIR_ROW, DFA_PAIR_SINGLES, DFA_RESTART,
-                                            DFA_ROW_SHIFT, DFA_RUN_BITMAP, DFA_RUN_EXACT, DFA_RUN_LETTERS,
-                                            DFA_RUN_LOWER, DFA_RUN_MATCH, dfa_scan_pieces,
-                                            push_match)
+                                            DFA_ROW_SHIFT, DFA_RUN_BITMAP, DFA_RUN_EXACT,
+                                            DFA_RUN_LETTERS, DFA_RUN_LOWER, DFA_RUN_MATCH,
+                                            dfa_scan_pieces, push_match)
 from cybpe.pretokenize.pattern_scanner cimport CharClass, ClassItem, Instruction
 from cybpe.pretokenize.scanner_api cimport push_end
 from cybpe._c.utf8 cimport INVALID_CP, decode_cp, ends_to_code_points, is_cont

@@ -897,6 +897,9 @@ cdef class RankEncoder:
             build_from_merges(self, self._merges)
         build_byte_tables(&self.tables)
         build_specials(self, {} if special_tokens is None else special_tokens)
+        # The shared id ints are made now, not by the first encode: a user's first call after
+        # loading then costs what the next ones do (o200k's 200k ints take a few ms).
+        id_ints_cover(self.n_tokens)
 
     def __dealloc__(self):
         free(self.tables.token_blob)

@@ -1,6 +1,9 @@
 """Pathological inputs, one encode call each: cybpe vs tiktoken (which crashes on spaces+a),
-bpe-openai (optional: pip install bpe-openai; its Rust backend is called directly) and nanotok
-(optional; it loads the same peer tokenizer.json as in the encode suite).
+bpe-openai (optional: pip install bpe-openai; its Rust backend is called directly), fastokens and
+quicktok (optional, in the bench extra; their own cl100k_base) and nanotok (optional; it loads
+the same peer tokenizer.json as in the encode suite). fastokens and quicktok are first tried on
+each input in a child process: one that crashes there or takes over 120 s is reported as such
+and not run here.
 
 python -m pytest bench/test_bench_pathological.py --benchmark-group-by=group
 """
@@ -8,6 +11,8 @@ python -m pytest bench/test_bench_pathological.py --benchmark-group-by=group
 from __future__ import annotations
 
 import random
+import subprocess
+import sys
 
 import pytest
 
@@ -44,11 +49,41 @@ def nanotok_encode(tok, tmp_path_factory):
     return nanotok.Tokenizer.from_file(str(path)).encode
 
 
+# Each peer's cl100k_base encode, as a line of Python (run here and in the child).
+PEERS = {
+    "fastokens": "import fastokens; _t = fastokens.Tokenizer.from_tiktoken({path!r}, encoding='cl100k_base'); "
+                 "encode = lambda s: _t.encode(s, add_special_tokens=False).ids",
+    "quicktok": "import quicktok; encode = quicktok.get_encoding('cl100k_base').encode",
+}
+
+
+def peer_encode(lib: str, name: str):
+    """The peer's encode, after a child process has survived this input with it."""
+    pytest.importorskip({"fastokens": "fastokens", "quicktok": "quicktok"}[lib])
+    setup = PEERS[lib].format(path=str(cl100k_ranks_path()))
+    child = (f"import sys; sys.path.insert(0, {str(__import__('pathlib').Path(__file__).parent)!r}); "
+             f"from test_bench_pathological import INPUTS; {setup}; print(len(encode(INPUTS[{name!r}])))")
+    try:
+        done = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, timeout=120)
+    except subprocess.TimeoutExpired:
+        pytest.skip(f"{lib} took over 120 s on {name}")
+    if done.returncode != 0:
+        pytest.skip(f"{lib} crashed on {name} (exit {done.returncode}): {done.stderr.strip()[-200:]}")
+    scope: dict = {}
+    exec(setup, scope)
+    return scope["encode"]
+
+
 @pytest.mark.parametrize("name", list(INPUTS))
-@pytest.mark.parametrize("lib", ["cybpe", "tiktoken", "bpe-openai", "nanotok"])
+@pytest.mark.parametrize("lib", ["cybpe", "tiktoken", "bpe-openai", "fastokens", "quicktok", "nanotok"])
 def test_pathological(benchmark, tok, lib, name, request):
     benchmark.group = f"pathological {name}"
     text = INPUTS[name]
+    if lib in PEERS:
+        encode = peer_encode(lib, name)
+        benchmark.extra_info["ids_identical"] = list(encode(text)) == tok.encode_ordinary(text)
+        benchmark.pedantic(encode, args=(text,), rounds=3, iterations=1)
+        return
     if lib == "cybpe":
         benchmark.pedantic(tok.encode_ordinary, args=(text,), rounds=3, iterations=1)
         return

@@ -26,6 +26,7 @@ cdef class RankEncoder:
     cdef readonly Py_ssize_t n_tokens         # ordinary ids are 0 .. n_tokens-1
     cdef readonly Py_ssize_t pair_table_size  # entries in the pair table
     cdef readonly bint whole_piece_lookup
+    cdef uint64_t* cut_stash                  # inner_pairs while _set_cutting(False) holds it
 
     # Special tokens (decode only): sorted ids, their bytes in one blob.
     cdef Py_ssize_t n_special

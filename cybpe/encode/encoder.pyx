@@ -6,6 +6,9 @@ leftmost on ties, until no adjacent pair has a rank. Ranks come from an id-pair 
 split of every token (rank-only vocabularies, ``merges is None``) or an explicit merges list.
 The pure-Python twin is :mod:`cybpe.reference.encoder`.
 
+A piece that needs BPE and is not in the piece caches is first cut where no token of the
+vocabulary can cover the place (cut_points.pxd); the parts are merged, and cached, on their own.
+
 Merge paths, all giving the same ids (tests run each against the others and the reference):
 linear rescan (short pieces), binary heap (medium), bucket queue by rank (long), and run-length
 (one repeated byte, any length).
@@ -99,6 +102,7 @@ from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.string cimport memcmp, memcpy, memmove, memset
 
 from cybpe.encode.merge_paths cimport PATH_AUTO, PATH_BUCKET, PATH_HEAP, PATH_LINEAR, PATH_RUNS, merge_piece
+from cybpe.encode.cut_points cimport build_cut_tables, covered, free_cut_tables
 from cybpe.encode.id_ints cimport ID_INT_STRIDE, id_int_base, id_int_take, id_ints_cover
 from cybpe.encode.rank_tables cimport (
     EMPTY_PAIR_SLOT, FIBONACCI, MAX_IDS, RankTables, TokenSlot, packed_pair, pair_rank,
@@ -134,6 +138,7 @@ cdef enum:
     CACHE_MIN_PIECES = 64     # calls with fewer pieces get no per-call piece cache
     CACHE_FIRST_SLOTS = 64    # a per-call cache starts this small and doubles when half full
     CACHE_MAX_SLOTS = 1 << 15 # 1 MB of cache entries at most
+    CUT_MIN_LEN = 16           # pieces shorter than this are merged whole (cut_points.pxd)
     SPLIT_BATCH = 32          # splits whose token-table slots collect_all_splits prefetches together
 
 
@@ -389,24 +394,94 @@ cdef inline void thread_cache_put(const RankTables* t, ThreadCacheEntry* ways, c
         memcpy(thread_cache_key_of(ways), s, n)
 
 
+cdef int encode_uncut(const RankTables* t, const uint8_t* s, Py_ssize_t n, uint64_t h,
+                      IdBuffer* out, PieceCache* cache, ThreadCacheEntry* shared,
+                      bint cut) noexcept nogil:
+    """Append the ids of s[:n] (n >= 2, not a token or past the whole-piece lookup; h its
+    hash_bytes): from this thread's cross-call cache (shared, may be NULL), else the per-call
+    cache (may be NULL), else by BPE, cut at its cut points first when cut is set; the result
+    goes into both caches. out has room for n more ids. -1 when out of memory."""
+    cdef ThreadCacheEntry* slot = NULL
+    cdef ThreadCacheEntry* hit
+    cdef CacheEntry* entry
+    cdef int64_t before
+    cdef int rc
+    if shared != NULL and n <= THREAD_CACHE_MAX_SPELLED_BYTES:
+        slot = &shared[(h & thread_cache_mask()) * THREAD_CACHE_WAYS]
+        hit = thread_cache_find(t, slot, s, n, h)
+        if hit != NULL:
+            memcpy(out.data + out.size, hit.ids, hit.n_ids * sizeof(uint32_t))
+            out.size += hit.n_ids
+            return 0
+    entry = cache_entry(cache, s, n, h) if n <= MAX_IDS else NULL
+    if entry != NULL and entry.key != NULL:
+        memcpy(out.data + out.size, out.data + entry.first_id, entry.n_ids * sizeof(uint32_t))
+        out.size += entry.n_ids
+        return 0
+    before = out.size
+    if cut and n >= CUT_MIN_LEN and t.inner_pairs != NULL:
+        rc = encode_cut(t, s, n, out, cache, shared)
+        if entry != NULL:  # the parts went into the per-call cache too, which may have grown
+            entry = cache_entry(cache, s, n, h)
+    else:
+        rc = merge_piece(t, s, n, out, PATH_AUTO)
+    if rc != 0:
+        return -1
+    if slot != NULL:
+        thread_cache_put(t, slot, s, n, h, out.data + before, out.size - before)
+    if entry != NULL and 2 * cache.used < cache.capacity:
+        entry.key = s
+        entry.hash = h
+        entry.length = <int32_t>n
+        entry.first_id = before
+        entry.n_ids = <int32_t>(out.size - before)
+        cache.used += 1
+    return 0
+
+
+cdef int encode_cut(const RankTables* t, const uint8_t* s, Py_ssize_t n, IdBuffer* out,
+                    PieceCache* cache, ThreadCacheEntry* shared) noexcept nogil:
+    """BPE of s[:n] as the BPE of the parts between its cut points (cut_points.pxd), each
+    through the piece caches. Only places next to a non-ASCII character are tried: in ASCII
+    runs tokens cover nearly every place, and a long ASCII piece pays nothing. -1 when out
+    of memory."""
+    cdef Py_ssize_t start = 0, p
+    cdef uint8_t here, prev
+    for p in range(1, n):
+        here = s[p]
+        prev = s[p - 1]
+        if (here >= 0xC0 or (here < 0x80 and prev >= 0x80)) and not covered(t, s, n, p):
+            if encode_part(t, s + start, p - start, out, cache, shared) != 0:
+                return -1
+            start = p
+    if start == 0:
+        return merge_piece(t, s, n, out, PATH_AUTO)
+    return encode_part(t, s + start, n - start, out, cache, shared)
+
+
+cdef inline int encode_part(const RankTables* t, const uint8_t* s, Py_ssize_t n, IdBuffer* out,
+                            PieceCache* cache, ThreadCacheEntry* shared) noexcept nogil:
+    """One part between cut points: BPE through the caches, never the whole-piece lookup (a
+    part that is a token may still merge otherwise: BPE decides, as inside the piece)."""
+    if n == 1:
+        out.data[out.size] = <uint32_t>t.byte_id[s[0]]
+        out.size += 1
+        return 0
+    return encode_uncut(t, s, n, hash_bytes(s, n, head_word(s, n)), out, cache, shared, False)
+
+
 cdef int encode_block(const RankTables* t, const uint8_t** starts, const Py_ssize_t* lengths,
                       Py_ssize_t count, IdBuffer* out, PieceCache* cache,
                       ThreadCacheEntry* shared) noexcept nogil:
     """Append the ids of count <= LOOKAHEAD pieces. All whole-piece lookups are hashed and their
     slots prefetched first, so that their cache misses overlap; pieces that need BPE go through
-    this thread's cross-call cache (shared, may be NULL), then the per-call cache (may be NULL).
-    -1 when out of memory."""
+    encode_uncut (the piece caches, then BPE, cut where it can be). -1 when out of memory."""
     cdef uint64_t heads[LOOKAHEAD]
     cdef uint64_t hashes[LOOKAHEAD]
     cdef Py_ssize_t k, n, total = 0
-    cdef int64_t before
     cdef token_t found
     cdef bint lookup = t.whole_piece_lookup
     cdef const uint8_t* s
-    cdef CacheEntry* entry
-    cdef ThreadCacheEntry* slot
-    cdef ThreadCacheEntry* hit
-    cdef uint64_t shared_mask = thread_cache_mask()
     for k in range(count):
         n = lengths[k]
         total += n
@@ -429,31 +504,12 @@ cdef int encode_block(const RankTables* t, const uint8_t** starts, const Py_ssiz
                 continue
         elif n >= 2:
             hashes[k] = hash_bytes(s, n, head_word(s, n))
-        slot = NULL
-        if shared != NULL and 2 <= n <= THREAD_CACHE_MAX_SPELLED_BYTES:
-            slot = &shared[(hashes[k] & shared_mask) * THREAD_CACHE_WAYS]
-            hit = thread_cache_find(t, slot, s, n, hashes[k])
-            if hit != NULL:
-                memcpy(out.data + out.size, hit.ids, hit.n_ids * sizeof(uint32_t))
-                out.size += hit.n_ids
-                continue
-        entry = cache_entry(cache, s, n, hashes[k]) if 2 <= n <= MAX_IDS else NULL
-        if entry != NULL and entry.key != NULL:
-            memcpy(out.data + out.size, out.data + entry.first_id, entry.n_ids * sizeof(uint32_t))
-            out.size += entry.n_ids
+        if n == 1:
+            if merge_piece(t, s, n, out, PATH_AUTO) != 0:
+                return -1
             continue
-        before = out.size
-        if merge_piece(t, s, n, out, PATH_AUTO) != 0:
+        if encode_uncut(t, s, n, hashes[k], out, cache, shared, True) != 0:
             return -1
-        if slot != NULL:
-            thread_cache_put(t, slot, s, n, hashes[k], out.data + before, out.size - before)
-        if entry != NULL and 2 * cache.used < cache.capacity:
-            entry.key = s
-            entry.hash = hashes[k]
-            entry.length = <int32_t>n
-            entry.first_id = before
-            entry.n_ids = <int32_t>(out.size - before)
-            cache.used += 1
     return 0
 
 
@@ -896,6 +952,8 @@ cdef class RankEncoder:
             self._merges = check_merges(self, merges)
             build_from_merges(self, self._merges)
         build_byte_tables(&self.tables)
+        if build_cut_tables(&self.tables) != 0:
+            raise MemoryError()
         build_specials(self, {} if special_tokens is None else special_tokens)
         # The shared id ints are made now, not by the first encode: a user's first call after
         # loading then costs what the next ones do (o200k's 200k ints take a few ms).
@@ -908,6 +966,9 @@ cdef class RankEncoder:
         free(self.tables.pair_slots)
         free(self.tables.rank_to_id)
         free(self.tables.byte_pair_rank)
+        if self.cut_stash != NULL:
+            self.tables.inner_pairs = self.cut_stash
+        free_cut_tables(&self.tables)
         free(self.special_ids)
         free(self.special_offsets)
         free(self.special_blob)
@@ -1031,6 +1092,37 @@ cdef class RankEncoder:
     def _encode_piece_bucket(self, piece):
         """encode_piece, forcing the bucket-queue path (the heap if it gives up)."""
         return _encode_one(self, piece, PATH_BUCKET)
+
+    def _set_cutting(self, bint enabled):
+        """Turn cutting pieces at their cut points (cut_points.pxd) off, or back on, so that
+        tests and benchmarks can compare whole texts both ways. Not safe while another thread
+        encodes with this encoder."""
+        if enabled and self.cut_stash != NULL:
+            self.tables.inner_pairs = self.cut_stash
+            self.cut_stash = NULL
+        elif not enabled and self.tables.inner_pairs != NULL:
+            self.cut_stash = self.tables.inner_pairs
+            self.tables.inner_pairs = NULL
+
+    def _cut_points(self, piece):
+        """The places encode_cut would cut this piece (bytes) at: positions p where
+        cut_points.covered() says no token occurs across p, next to a non-ASCII character.
+        Empty when cutting is off or the piece is shorter than CUT_MIN_LEN."""
+        cdef bytes b = _as_bytes(piece)
+        cdef const uint8_t* s = <const uint8_t*>PyBytes_AS_STRING(b)
+        cdef Py_ssize_t n = PyBytes_GET_SIZE(b), p
+        found = []
+        if self.tables.inner_pairs == NULL or n < CUT_MIN_LEN:
+            return found
+        for p in range(1, n):
+            if (s[p] >= 0xC0 or (s[p] < 0x80 and s[p - 1] >= 0x80)) and not covered(&self.tables, s, n, p):
+                found.append(p)
+        return found
+
+    @property
+    def cuts(self):
+        """Whether long pieces are cut at their cut points before BPE."""
+        return self.tables.inner_pairs != NULL
 
     def _encode_piece_runs(self, piece):
         """encode_piece, forcing the run-length path where the piece is one repeated byte (the

@@ -53,6 +53,11 @@ cdef struct RankTables:
     token_t byte_id[256]
     rank_t* byte_pair_rank             # 256 * 256 entries
     bint whole_piece_lookup            # emit a piece that is itself a token as one id
+    # Where a piece may be cut before BPE (cut_points.pxd): a bit per byte pair that occurs
+    # inside some token, and a hashed bitmap of the byte windows around every such place.
+    uint64_t* inner_pairs              # 65536 bits; NULL when the encoder does not cut
+    uint64_t* straddle_bits
+    int straddle_shift                 # 64 - log2(bits in straddle_bits)
     uint64_t cache_owner               # this encoder's serial in the thread caches (thread_cache.pxd)
 
 

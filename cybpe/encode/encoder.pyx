@@ -138,6 +138,7 @@ cdef enum:
     CACHE_MIN_PIECES = 64     # calls with fewer pieces get no per-call piece cache
     CACHE_FIRST_SLOTS = 64    # a per-call cache starts this small and doubles when half full
     CACHE_MAX_SLOTS = 1 << 15 # 1 MB of cache entries at most
+    CUT_BATCH = 32            # parts of a cut piece whose thread-cache sets are prefetched together
     CUT_MIN_LEN = 16           # pieces shorter than this are merged whole (cut_points.pxd)
     SPLIT_BATCH = 32          # splits whose token-table slots collect_all_splits prefetches together
 
@@ -443,31 +444,44 @@ cdef int encode_cut(const RankTables* t, const uint8_t* s, Py_ssize_t n, IdBuffe
                     PieceCache* cache, ThreadCacheEntry* shared) noexcept nogil:
     """BPE of s[:n] as the BPE of the parts between its cut points (cut_points.pxd), each
     through the piece caches. Only places next to a non-ASCII character are tried: in ASCII
-    runs tokens cover nearly every place, and a long ASCII piece pays nothing. -1 when out
-    of memory."""
-    cdef Py_ssize_t start = 0, p
-    cdef uint8_t here, prev
-    for p in range(1, n):
-        here = s[p]
-        prev = s[p - 1]
-        if (here >= 0xC0 or (here < 0x80 and prev >= 0x80)) and not covered(t, s, n, p):
-            if encode_part(t, s + start, p - start, out, cache, shared) != 0:
-                return -1
-            start = p
-    if start == 0:
-        return merge_piece(t, s, n, out, PATH_AUTO)
-    return encode_part(t, s + start, n - start, out, cache, shared)
-
-
-cdef inline int encode_part(const RankTables* t, const uint8_t* s, Py_ssize_t n, IdBuffer* out,
-                            PieceCache* cache, ThreadCacheEntry* shared) noexcept nogil:
-    """One part between cut points: BPE through the caches, never the whole-piece lookup (a
-    part that is a token may still merge otherwise: BPE decides, as inside the piece)."""
-    if n == 1:
-        out.data[out.size] = <uint32_t>t.byte_id[s[0]]
-        out.size += 1
-        return 0
-    return encode_uncut(t, s, n, hash_bytes(s, n, head_word(s, n)), out, cache, shared, False)
+    runs tokens cover nearly every place, and a long ASCII piece pays nothing. Parts go in
+    batches whose thread-cache sets are prefetched first, so that their misses overlap (as
+    encode_block does for token slots). -1 when out of memory."""
+    cdef Py_ssize_t bounds[CUT_BATCH + 1]
+    cdef uint64_t hashes[CUT_BATCH]
+    cdef Py_ssize_t p = 1, m = 0, k, size
+    cdef uint64_t mask = thread_cache_mask()
+    cdef uint8_t here
+    bounds[0] = 0
+    while True:
+        while p < n:
+            here = s[p]
+            if (here >= 0xC0 or (here < 0x80 and s[p - 1] >= 0x80)) and not covered(t, s, n, p):
+                break
+            p += 1
+        if p == n and m == 0 and bounds[0] == 0:
+            return merge_piece(t, s, n, out, PATH_AUTO)  # no cut point
+        m += 1
+        bounds[m] = p
+        if m == CUT_BATCH or p == n:
+            for k in range(m):
+                size = bounds[k + 1] - bounds[k]
+                if size >= 2:
+                    hashes[k] = hash_bytes(s + bounds[k], size, head_word(s + bounds[k], size))
+                    if shared != NULL:
+                        prefetch_read(&shared[(hashes[k] & mask) * THREAD_CACHE_WAYS])
+            for k in range(m):
+                size = bounds[k + 1] - bounds[k]
+                if size == 1:
+                    out.data[out.size] = <uint32_t>t.byte_id[s[bounds[k]]]
+                    out.size += 1
+                elif encode_uncut(t, s + bounds[k], size, hashes[k], out, cache, shared, False) != 0:
+                    return -1
+            if p == n:
+                return 0
+            bounds[0] = p
+            m = 0
+        p += 1
 
 
 cdef int encode_block(const RankTables* t, const uint8_t** starts, const Py_ssize_t* lengths,

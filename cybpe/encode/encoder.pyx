@@ -641,6 +641,16 @@ cdef int collect_all_splits(const RankTables* t, PairEntry** out,
     cdef uint64_t right_head[SPLIT_BATCH]
     cdef uint64_t right_hash[SPLIT_BATCH]
     cdef token_t left, right
+    # A split is looked up only when some token has each half's length: hashing both halves of
+    # every split of an n-byte token costs n^2, and a vocabulary with one long token (a crafted
+    # 1 MB line) would take minutes to load; with the lengths checked first it has no split to
+    # hash, and loading stays linear in the bytes for any vocabulary whose lengths are few.
+    cdef uint8_t* has_length = <uint8_t*>calloc(t.max_token_len + 1, 1)
+    if has_length == NULL:
+        return -1
+    for token in range(t.n_tokens):
+        has_length[t.token_offsets[token + 1] - t.token_offsets[token]] = 1
+    token = 0
     if t.n_tokens > 0:
         s = t.token_blob + t.token_offsets[0]
         length = t.token_offsets[1] - t.token_offsets[0]
@@ -653,6 +663,9 @@ cdef int collect_all_splits(const RankTables* t, PairEntry** out,
                 if token < t.n_tokens:
                     s = t.token_blob + t.token_offsets[token]
                     length = t.token_offsets[token + 1] - t.token_offsets[token]
+                continue
+            if not (has_length[k] and has_length[length - k]):
+                k += 1
                 continue
             starts[count] = s
             cuts[count] = k
@@ -675,7 +688,9 @@ cdef int collect_all_splits(const RankTables* t, PairEntry** out,
             if right < 0:
                 continue
             if push_pair(out, out_size, &cap, pair_key(left, right), <rank_t>whole[m]) != 0:
+                free(has_length)
                 return -1
+    free(has_length)
     return 0
 
 

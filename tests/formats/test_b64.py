@@ -12,11 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cybpe.formats.b64 import strict_b64decode, strict_b64decode_all
-
-ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/="
-REFUSED = ["QQ", "QQ=", "Q===", "=QQ=", "QQ==QQ==", "Q Q==", "QQ==\n", "QUJD\n", "QU=D", "-_==",
-           "QUJDRA=", "é", "QQ==ab", "0000=", "0000===", "QR==", "QUJ=", "="]
-ACCEPTED = {"": b"", "QQ==": b"A", "QUI=": b"AB", "QUJD": b"ABC", "QUJDRA==": b"ABCD"}
+from support import B64_ACCEPTED as ACCEPTED
+from support import B64_ALPHABET as ALPHABET
+from support import B64_REFUSED as REFUSED
 
 
 def _outcome(fn, data):

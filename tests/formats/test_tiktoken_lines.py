@@ -12,7 +12,9 @@ from hypothesis import strategies as st
 
 from cybpe.formats.b64 import strict_b64decode
 from cybpe.formats.tiktoken_lines import rank_lines_tokens
-from test_b64 import ACCEPTED, ALPHABET, REFUSED
+from support import B64_ACCEPTED as ACCEPTED
+from support import B64_ALPHABET as ALPHABET
+from support import B64_REFUSED as REFUSED
 
 
 def _reference(body: bytes):

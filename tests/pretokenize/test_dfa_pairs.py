@@ -14,8 +14,13 @@ from hypothesis import given, settings
 
 from cybpe.pretokenize import pattern_scanner
 from cybpe.pretokenize.pattern_scanner import PatternScanner
-from test_dfa_scanner import IN_SUBSET, PUBLISHED, eval_texts
-from test_pattern_scanner import ALL_PATTERNS, _bundled_texts, hostile_text
+from support import all_patterns, hostile_text, in_subset_patterns, published_patterns
+from support import bundled_texts as _bundled_texts
+from support import dfa_eval_texts as eval_texts
+
+ALL_PATTERNS = all_patterns()
+IN_SUBSET = in_subset_patterns()
+PUBLISHED = published_patterns()
 
 WITH_PAIRS = [p for p in IN_SUBSET if PatternScanner(p, "dfa").dfa_pair_moves]
 

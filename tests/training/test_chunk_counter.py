@@ -330,31 +330,6 @@ def test_shared_path_helper_is_consistent(shared_dir):
     assert shared_path() == shared_dir
 
 
-if __name__ == "__main__":  # speed report: python tests/training/test_chunk_counter.py [MB]
-    import lzma
-    import time
-
-    megabytes = int(sys.argv[1]) if len(sys.argv) > 1 else 10
-    shared = shared_path()
-    if shared is None:
-        sys.exit("the shared corpora are absent (set CYBPE_SHARED)")
-    with lzma.open(shared / "corpora" / "train" / "mixed-train.txt.xz", "rb") as f:
-        sample = f.read(megabytes << 20).decode("utf-8", "ignore")
-    started = time.perf_counter()
-    counter = ChunkCounter("cl100k")
-    counter.add_text(sample)
-    counting = time.perf_counter() - started
-    started = time.perf_counter()
-    counter.items(sort=True)
-    sorting = time.perf_counter() - started
-    started = time.perf_counter()
-    reference = Counter(cybpe.get_pretokenizer("cl100k").split(sample))
-    python_counting = time.perf_counter() - started
-    assert len(reference) == len(counter)
-    print(f"{megabytes} MB, {len(counter)} chunks: ChunkCounter {counting:.3f} s, sorted items "
-          f"{sorting:.3f} s; Counter(scanner split) {python_counting:.3f} s")
-
-
 @kinds
 def test_add_texts_equals_add_text_per_text(name):
     texts = list(TEXTS.values()) + ["", "a", "x 'll", "中文 ١٢٣"]

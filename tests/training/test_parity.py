@@ -12,25 +12,10 @@ from cybpe.errors import InvalidParameterError, ParameterTypeError
 from cybpe.reference.parity import reference_parity_merges
 from cybpe.reference.trainer import _tie_key, reference_train_merges
 from cybpe.training.parity import ParallelSet, train_parity_merges
-from support import UDHR_DIR
-from test_train_rules import assert_exports_agree
+from support import UDHR_DIR, assert_exports_agree, counted
+from support import assert_same_parity as assert_same
 
-FIELDS = ("merges", "new_ids", "counts", "token_bytes", "chosen", "dev_lengths_start",
-          "dev_lengths", "stop_reason")
 UDHR = {p.stem: p.read_text(encoding="utf-8") for p in sorted(UDHR_DIR.glob("*.txt"))}
-
-
-def counted(text: str, pretokenizer: str = "cl100k"):
-    return cybpe.ChunkCounts(pretokenizer).update([text]).sorted_arrays()
-
-
-def assert_same(train, dev, n_new, **options):
-    tie_break = options.pop("tie_break", "ids")
-    fast = train_parity_merges(train, dev, n_new, tie_break=tie_break, **options)
-    slow = reference_parity_merges(train, dev, n_new, tie_key=_tie_key(tie_break), **options)
-    for name in FIELDS:
-        assert getattr(fast, name) == getattr(slow, name), name
-    return fast
 
 
 def udhr_split(langs, train_chars=3000, dev_chars=600):

@@ -15,7 +15,10 @@ from cybpe.errors import InvalidParameterError, ParameterTypeError, TrainingErro
 from cybpe.reference.parity import reference_parity_merges
 from cybpe.reference.trainer import _tie_key
 from cybpe.training.parity import ParallelSet, train_parity_merges
-from test_parity import UDHR, assert_same, counted
+from support import assert_same_parity as assert_same
+from support import counted, udhr_texts
+
+UDHR = udhr_texts()
 
 def ntrex(shared_dir, langs, train_lines, dev_lines):
     root = shared_dir / "corpora/eval/parallel-ntrex"

@@ -11,8 +11,7 @@ from cybpe.errors import InvalidParameterError
 from cybpe.reference.encoder import reference_encode_piece
 from cybpe.reference.trainer import reference_train_merges
 from cybpe.training.prune import RefuseTokens, dead_tokens, final_exposure
-from support import UDHR_DIR
-from test_train_rules import assert_exports_agree
+from support import UDHR_DIR, assert_exports_agree
 
 UDHR = {p.stem: p.read_text(encoding="utf-8") for p in sorted(UDHR_DIR.glob("*.txt"))}
 

@@ -17,9 +17,10 @@ from cybpe.training.rules import no_merges_across_scripts, script_of
 from cybpe.reference.trainer import reference_train_merges
 from cybpe.training.trainer import _train_merges_seeded, train_merges
 from cybpe.errors import InvalidParameterError, TrainingError
-from support import UDHR_DIR
-from test_trainer_core import (FIELDS, LLAMA3_PATTERN, byte_level_decoder, corpora, count_chunks,
-                               merged_bytes, read_training_prefix)
+from support import LLAMA3_PATTERN, UDHR_DIR
+from support import TRAIN_FIELDS as FIELDS
+from support import (assert_exports_agree, byte_level_decoder, corpora, count_chunks, merged_bytes,
+                     read_training_prefix)
 
 UDHR = {p.stem: p.read_text(encoding="utf-8") for p in sorted(UDHR_DIR.glob("*.txt"))}
 TEXTS = list(UDHR.values())
@@ -31,29 +32,6 @@ def assert_same(chunks, weights, n_new, **options):
     for field in FIELDS:
         assert getattr(fast, field) == getattr(slow, field), field
     return fast
-
-
-def assert_exports_agree(tok, texts, tmp_path):
-    """Native save/load, tiktoken and HF exports all give ``tok``'s ids."""
-    tiktoken = pytest.importorskip("tiktoken")
-    tokenizers = pytest.importorskip("tokenizers")
-    from tiktoken.load import load_tiktoken_bpe
-
-    tok.save(tmp_path / "tok.json")
-    again = cybpe.Tokenizer.load(tmp_path / "tok.json")
-    assert again.vocab == tok.vocab and again.metadata == tok.metadata
-    tok.to_tiktoken(tmp_path / "tok.tiktoken")
-    enc = tiktoken.Encoding("t", pat_str=tok.pretokenizer.export_pattern,
-                            mergeable_ranks=load_tiktoken_bpe(str(tmp_path / "tok.tiktoken")),
-                            special_tokens=tok.special_tokens)
-    tok.to_hf(tmp_path / "tokenizer.json")
-    hf = tokenizers.Tokenizer.from_file(str(tmp_path / "tokenizer.json"))
-    for text in texts:
-        ids = tok.encode_ordinary(text)
-        assert again.encode_ordinary(text) == ids
-        assert enc.encode_ordinary(text) == ids
-        assert hf.encode(text, add_special_tokens=False).ids == ids
-        assert tok.decode(ids) == text
 
 
 # ---------------------------------------------------------------------------------------------

@@ -412,3 +412,12 @@ def regex_spans(pattern: str, text: str) -> list[tuple[int, int]]:
     from cybpe.pretokenize.regex_spans import regex_spans as oracle_spans
 
     return oracle_spans(regex.compile(pattern), text)
+
+
+# -- hang guards ----------------------------------------------------------------------------------
+
+#: The wall-clock ceiling of the tests that guard against a hang or a quadratic blow-up, not a
+#: speed check: a linear pass over a 1 M-character input takes well under a second, a quadratic
+#: one hours. Generous on purpose, so a busy shared machine cannot fail them; speed is measured
+#: in bench/ (pytest-benchmark).
+HANG_GUARD_SECONDS = 60

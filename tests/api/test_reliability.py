@@ -29,6 +29,7 @@ from cybpe.errors import (
     SaveError,
     TooLargeError,
 )
+from support import HANG_GUARD_SECONDS
 
 TEXT = "Hello world, the quick brown fox jumps over the lazy dog. 12345 Ünïcödé 中文\n"
 
@@ -136,7 +137,8 @@ def test_regex_fallback_has_a_time_bound(quick_regex_bound):
         started = time.perf_counter()
         with pytest.raises(PatternTimeoutError) as caught:
             split(text)
-        assert time.perf_counter() - started < 60  # the regex module checks its timeout coarsely
+        # a hang guard, not a speed check: the regex module checks its timeout coarsely
+        assert time.perf_counter() - started < HANG_GUARD_SECONDS
         message = str(caught.value)
         assert "(a+)+$" in message and "position" in message
     assert issubclass(PatternTimeoutError, TimeoutError)

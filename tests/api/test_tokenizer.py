@@ -90,8 +90,16 @@ def test_decoding(trained):
     pieces = [stream.feed(i) for i in trained.encode("नमस्ते")] + [stream.flush()]
     assert "".join(pieces) == "नमस्ते"
     assert all("\ufffd" not in p for p in pieces)
-    broken = trained.encode("न")[:1]
-    assert trained.decode(broken) == "\ufffd" or len(trained.decode_bytes(broken)) == 3
+    # No emoji in the training text: U+1F600 encodes as its four byte tokens, and a cut sequence
+    # decodes to one U+FFFD (as bytes.decode(errors="replace") does), the bytes kept as they are.
+    emoji = trained.encode("\U0001F600")
+    assert [trained.decode_single_token_bytes(i) for i in emoji] == [b"\xf0", b"\x9f", b"\x98", b"\x80"]
+    for cut in range(1, 4):
+        assert trained.decode_bytes(emoji[:cut]) == "\U0001F600".encode()[:cut]
+        assert trained.decode(emoji[:cut]) == "\ufffd"
+    ends = trained.encode("a") + emoji[:2] + trained.encode("b")
+    assert trained.decode(ends) == "a\ufffdb"
+    assert trained.decode(emoji) == "\U0001F600"
 
 
 def test_batch_numpy_and_threads_agree(trained):

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 import cybpe
+import support
 from support import PLUGIN_EXAMPLE_DIR, SKIP_REASON, shared_path
 
 
@@ -27,9 +28,15 @@ def full_run(config) -> bool:
             or bool(config.getoption("markexpr", "")))
 
 
+def pytest_configure(config):
+    support.FULL_RUN = full_run(config)  # before the test modules (and their @settings) load
+
+
 def pytest_report_header(config):
-    run = ("full run: the tests marked slow included" if full_run(config) else
-           "default run: the tests marked slow are deselected (--full or CYBPE_FULL_TESTS=1 runs them)")
+    run = ("full run: the tests marked slow included, every property test at its full examples"
+           if full_run(config) else
+           "default run: the tests marked slow deselected, property tests at a fifth of their examples "
+           "(--full or CYBPE_FULL_TESTS=1 runs everything)")
     return [f"cybpe {cybpe.__version__} (Unicode {cybpe.unicode_version}) from {Path(cybpe.__file__).parent}", run]
 
 

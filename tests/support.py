@@ -21,6 +21,18 @@ UDHR_DIR = Path(cybpe.__file__).parent / "data" / "udhr"
 PLUGIN_EXAMPLE_DIR = TESTS_DIR / "plugin_example"
 COMPILED_PLUGIN_EXAMPLE_DIR = TESTS_DIR / "compiled_plugin_example"
 
+#: Whether this run includes the tests marked slow (``pytest --full`` or CYBPE_FULL_TESTS=1); set
+#: by conftest.py's pytest_configure, before any test module is imported.
+FULL_RUN = os.environ.get("CYBPE_FULL_TESTS", "") not in ("", "0")
+
+
+def examples(full: int) -> int:
+    """A property test's hypothesis examples: ``full`` in the full run, a fifth of it (at least
+    20) in the default run, so the default run keeps every property test at a fraction of the
+    time and the full run (CI's wheel stage) keeps their depth."""
+    return full if FULL_RUN else min(full, max(20, full // 5))
+
+
 SKIP_REASON = (
     "the shared corpora/vocabularies are absent (set CYBPE_SHARED to the folder that holds "
     "corpora/ and vocab/; a plain clone has only tests/data)"

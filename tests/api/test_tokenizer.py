@@ -237,6 +237,7 @@ def test_ids_equal_tiktoken_on_fuzzed_text(shared_dir, name):
         assert tok.encode_ordinary(text) == expected, repr(text)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("model", ["llama3", "qwen3", "gpt4o-hf"])
 def test_ids_equal_hf_tokenizers(shared_dir, model):
     tokenizers = pytest.importorskip("tokenizers")

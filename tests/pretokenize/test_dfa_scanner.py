@@ -16,7 +16,7 @@ from cybpe.errors import InvalidParameterError
 from cybpe.pretokenize.dfa_compiler import NotDeterministic
 from cybpe.pretokenize.pattern_compiler import UnsupportedPattern
 from cybpe.pretokenize.pattern_scanner import PatternScanner, compile_scanner
-from support import all_patterns, hostile_text, random_patterns, regex_spans
+from support import all_patterns, examples, hostile_text, random_patterns, regex_spans
 from support import assert_matchers_agree as _agree
 from support import bundled_texts as _bundled_texts
 from support import dfa_eval_texts as eval_texts
@@ -56,6 +56,7 @@ def test_bundled_texts_agree(pattern):
         _agree(pattern, text)
 
 
+@pytest.mark.slow
 def test_shared_corpora_agree_on_published_patterns():
     texts = eval_texts()
     for pattern in set(PUBLISHED.values()) | {greedy(p) for p in PUBLISHED.values()}:
@@ -64,7 +65,7 @@ def test_shared_corpora_agree_on_published_patterns():
 
 
 @pytest.mark.parametrize("pattern", IN_SUBSET)
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(text=hostile_text)
 def test_hostile_text_agrees(pattern, text):
     _agree(pattern, text)
@@ -77,7 +78,7 @@ _RANDOM_TEXT = st.lists(st.sampled_from(["a", "b", "'", "s", "S", "ſ", "K", "k"
                         max_size=30).map("".join)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(pattern=random_patterns(), texts=st.lists(_RANDOM_TEXT, min_size=1, max_size=4))
 def test_random_patterns_agree_with_the_regex_module(pattern, texts):
     try:

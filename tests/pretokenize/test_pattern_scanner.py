@@ -11,7 +11,7 @@ from hypothesis import given, settings
 import cybpe
 from cybpe.pretokenize.pattern_compiler import UnsupportedPattern, compile_pattern
 from cybpe.pretokenize.pattern_scanner import PatternScanner, compile_scanner
-from support import CUSTOM_PATTERNS as CUSTOM
+from support import CUSTOM_PATTERNS as CUSTOM, examples
 from support import all_patterns, hostile_text, shared_path
 from support import bundled_texts as _bundled_texts
 
@@ -45,13 +45,14 @@ def test_bundled_texts_give_the_regex_spans(name):
 
 
 @pytest.mark.parametrize("name", list(ALL_PATTERNS))
-@settings(max_examples=120, deadline=None)
+@settings(max_examples=examples(120), deadline=None)
 @given(text=hostile_text)
 def test_hostile_text_gives_the_regex_spans(name, text):
     scanner = _scanner(ALL_PATTERNS[name])
     assert scanner.split_spans(text) == scanner._regex_spans(text)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(ALL_PATTERNS))
 def test_eval_corpora_give_the_regex_spans(name):
     shared = shared_path()

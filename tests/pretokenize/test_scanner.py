@@ -26,7 +26,7 @@ import cybpe
 from cybpe._c import gen_unicode_tables as tables_generator
 from cybpe.pretokenize.scanner import SCANNER_NAMES, Scanner
 from cybpe.errors import UnknownPreTokenizerError
-from support import HANG_GUARD_SECONDS
+from support import HANG_GUARD_SECONDS, examples
 
 
 def pretokenizer(name: str) -> cybpe.PreTokenizer:
@@ -188,14 +188,14 @@ def test_training_corpus_slice(name, shared_dir):
 # -- hypothesis -------------------------------------------------------------------------------
 
 @kinds
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(text=st.text())
 def test_hypothesis_text(name, text):
     assert_same_split(name, text)
 
 
 @kinds
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(text=st.text(st.characters(codec=None, exclude_categories=()), max_size=40))
 def test_hypothesis_text_with_surrogates(name, text):
     assert_same_split(name, text)

@@ -24,7 +24,7 @@ from cybpe.training.chunk_counter import ChunkCounter, _rebuild
 from cybpe.training.corpus import _count_block_of
 from cybpe.pretokenize.scanner import SCANNER_NAMES, Scanner
 from cybpe.errors import InvalidParameterError
-from support import DATA_DIR, UDHR_DIR, shared_path
+from support import DATA_DIR, UDHR_DIR, examples, shared_path
 
 TEXTS = {p.name: p.read_text(encoding="utf-8") for p in sorted(UDHR_DIR.glob("*.txt"))}
 TEXTS["python_sample.txt"] = (DATA_DIR / "python_sample.txt").read_text(encoding="utf-8")
@@ -68,6 +68,7 @@ def test_real_texts(name):
     assert counted(counter) == expected(name, *TEXTS.values())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["cl100k", "o200k", "gpt4-digits-rtl", "abugida"])
 def test_shared_eval_files(name, shared_dir):
     paths = sorted((shared_dir / "corpora" / "eval").rglob("*.txt"))
@@ -80,7 +81,7 @@ def test_shared_eval_files(name, shared_dir):
 
 
 @kinds
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(texts=st.lists(st.text(), max_size=4))
 def test_hypothesis_texts(name, texts):
     counter = ChunkCounter(name)
@@ -90,7 +91,7 @@ def test_hypothesis_texts(name, texts):
 
 
 @kinds
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(text=st.text(st.characters(codec=None, exclude_categories=()), max_size=40))
 def test_hypothesis_surrogates_through_bytes(name, text):
     """Lone surrogates: add_text refuses them before counting; their surrogatepass bytes count."""
@@ -166,7 +167,7 @@ def test_growth_and_sorting_with_long_shared_prefixes():
     assert [c for c, _ in ordered] == sorted(c for c, _ in ordered)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(pairs=st.lists(st.tuples(st.binary(max_size=20), st.integers(0, 2**40)), max_size=60))
 def test_add_counts_and_sort_on_arbitrary_bytes(pairs):
     counter = ChunkCounter()

@@ -12,7 +12,7 @@ from cybpe.errors import InvalidParameterError, ParameterTypeError
 from cybpe.reference.parity import reference_parity_merges
 from cybpe.reference.trainer import _tie_key, reference_train_merges
 from cybpe.training.parity import ParallelSet, train_parity_merges
-from support import UDHR_DIR, assert_exports_agree, counted
+from support import UDHR_DIR, assert_exports_agree, counted, examples
 from support import assert_same_parity as assert_same
 
 UDHR = {p.stem: p.read_text(encoding="utf-8") for p in sorted(UDHR_DIR.glob("*.txt"))}
@@ -96,7 +96,7 @@ def test_language_without_pairs_is_passed_over():
     assert assert_same([([b"a"], [1])], [([b"aa"], [1])], 3).stop_reason == "no_pairs"
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.lists(st.lists(st.text(alphabet="aab c\u00e9\u0915\u093f", max_size=12), min_size=1, max_size=5),
                 min_size=1, max_size=3),
        st.integers(0, 4), st.integers(0, 25))

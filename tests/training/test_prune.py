@@ -46,6 +46,7 @@ def test_exposure_hand_case():
     assert RefuseTokens({b"ab"})(b"a", b"b") and not RefuseTokens({b"ab"})(b"b", b"c")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("k", [1, 3, 10])
 def test_train_prune_equals_reference_pipeline(k):
     texts = [UDHR[lang][:3000] for lang in ("en", "hi", "ru", "zh-Hans") if lang in UDHR]

@@ -17,7 +17,7 @@ from cybpe.training.rules import no_merges_across_scripts, script_of
 from cybpe.reference.trainer import reference_train_merges
 from cybpe.training.trainer import _train_merges_seeded, train_merges
 from cybpe.errors import InvalidParameterError, TrainingError
-from support import LLAMA3_PATTERN, UDHR_DIR
+from support import LLAMA3_PATTERN, UDHR_DIR, examples
 from support import TRAIN_FIELDS as FIELDS
 from support import (assert_exports_agree, byte_level_decoder, corpora, count_chunks, merged_bytes,
                      read_training_prefix)
@@ -96,7 +96,7 @@ VETOES = {
 }
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(corpora(), st.integers(0, 40), st.sampled_from(["ids", "huggingface"]),
        st.sampled_from([None, 1, 2, 3, 4, 7]), st.sampled_from(sorted(VETOES)),
        st.sampled_from([0, 2]))
@@ -185,7 +185,7 @@ def test_script_veto_trains_single_script_tokens_and_matches_the_reference(tmp_p
 # Forced merges and seeds (the trainer side of resuming)
 # ---------------------------------------------------------------------------------------------
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(corpora(), st.integers(0, 30), st.integers(0, 30), st.sampled_from(["ids", "huggingface"]),
        st.sampled_from([None, 3, 5]), st.sampled_from(["encode", "merges"]))
 def test_resuming_the_trainer_equals_an_uninterrupted_run(corpus, first, more, tie_break, limit,
@@ -216,7 +216,7 @@ def test_forced_merges_absent_from_the_corpus_are_kept(replay):
     assert result.token_bytes[258] == b"ab" and stats["reused_ids"] == 2
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(corpora(), st.lists(st.binary(min_size=2, max_size=5), max_size=6, unique=True),
        st.integers(0, 30), st.sampled_from(["ids", "huggingface"]), st.data())
 def test_both_replays_agree_with_the_reference_on_any_seeds(corpus, seeds, n_new, tie_break, data):
@@ -303,6 +303,7 @@ def test_extending_a_trained_tokenizer_on_new_data(tmp_path):
     assert_exports_agree(grown, TEXTS, tmp_path)
 
 
+@pytest.mark.slow
 def test_extending_gpt2_and_cl100k_vocabularies(shared_dir, tmp_path):
     vocab = shared_dir / "vocab"
     gpt2 = cybpe.Tokenizer.from_gpt2(vocab / "gpt2" / "encoder.json", vocab / "gpt2" / "vocab.bpe")

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from cybpe.reference.trainer import reference_train_merges
 from cybpe.training.trainer import PROGRESS_EVERY, _train_merges_seeded, train_merges
 from cybpe.errors import InvalidParameterError, TrainingError
-from support import DATA_DIR, GPT4_PATTERN, LLAMA3_PATTERN, UDHR_DIR
+from support import DATA_DIR, GPT4_PATTERN, LLAMA3_PATTERN, UDHR_DIR, examples
 from support import TRAIN_FIELDS as FIELDS
 from support import byte_level_decoder, corpora, count_chunks, merged_bytes, read_training_prefix
 
@@ -104,7 +104,7 @@ def test_duplicate_bytes_reuse_the_existing_id():
 # 1b. Generated cases
 # ---------------------------------------------------------------------------------------------
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(corpora(), st.integers(0, 50), st.sampled_from(["ids", "huggingface"]),
        st.sampled_from([0, 0, 1, 2, 5, 2**40]))
 def test_generated_corpora_match_the_reference(corpus, n_new, tie_break, min_frequency):
@@ -112,7 +112,7 @@ def test_generated_corpora_match_the_reference(corpus, n_new, tie_break, min_fre
     assert_same(chunks, weights, n_new, tie_break=tie_break, min_frequency=min_frequency)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(corpora(), st.integers(0, 50), st.sampled_from(["ids", "huggingface"]))
 def test_no_merge_ever_spells_an_existing_token(corpus, n_new, tie_break):
     # With exact BPE (global merges, greedy left-to-right application) a byte string is produced
@@ -126,7 +126,7 @@ def test_no_merge_ever_spells_an_existing_token(corpus, n_new, tie_break):
     assert stats["reused_ids"] == 0 and stats["sorted_lists"] == 0
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(corpora(), st.lists(st.binary(min_size=2, max_size=5), max_size=6, unique=True),
        st.integers(0, 40), st.sampled_from(["ids", "huggingface"]))
 def test_seed_tokens_match_the_reference(corpus, seeds, n_new, tie_break):
@@ -161,6 +161,7 @@ def test_seed_tokens_really_trigger_reuse():
 # 2. Real text
 # ---------------------------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_real_text_from_the_shared_corpora_matches_the_reference(shared_dir):
     texts = [(shared_dir / "corpora" / "eval" / name).read_text(encoding="utf-8")[:100_000]
              for name in ("docs/en.txt", "docs/ja.txt", "code/python.txt")]

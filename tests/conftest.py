@@ -11,11 +11,44 @@ from pathlib import Path
 import pytest
 
 import cybpe
+import support
 from support import PLUGIN_EXAMPLE_DIR, SKIP_REASON, shared_path
 
 
+def pytest_addoption(parser):
+    parser.addoption("--full", action="store_true", default=False,
+                     help="also run the tests marked slow (the long differential and corpus tests); "
+                          "CYBPE_FULL_TESTS=1 does the same")
+
+
+def full_run(config) -> bool:
+    """Whether this run includes the tests marked slow: ``--full``, ``CYBPE_FULL_TESTS=1``, or a
+    ``-m`` expression (which then decides alone, e.g. ``-m slow`` runs only them)."""
+    return (config.getoption("--full") or os.environ.get("CYBPE_FULL_TESTS", "") not in ("", "0")
+            or bool(config.getoption("markexpr", "")))
+
+
+def pytest_configure(config):
+    support.FULL_RUN = full_run(config)  # before the test modules (and their @settings) load
+
+
 def pytest_report_header(config):
-    return f"cybpe {cybpe.__version__} (Unicode {cybpe.unicode_version}) from {Path(cybpe.__file__).parent}"
+    run = ("full run: the tests marked slow included, every property test at its full examples"
+           if full_run(config) else
+           "default run: the tests marked slow deselected, property tests at a fifth of their examples "
+           "(--full or CYBPE_FULL_TESTS=1 runs everything)")
+    return [f"cybpe {cybpe.__version__} (Unicode {cybpe.unicode_version}) from {Path(cybpe.__file__).parent}", run]
+
+
+def pytest_collection_modifyitems(config, items):
+    """The default run leaves out the tests marked slow: deselected (counted once in the summary),
+    not skipped, so the summary does not fill with skips."""
+    if full_run(config):
+        return
+    slow = [item for item in items if item.get_closest_marker("slow") is not None]
+    if slow:
+        config.hook.pytest_deselected(items=slow)
+        items[:] = [item for item in items if item.get_closest_marker("slow") is None]
 
 
 def pytest_sessionstart(session):

@@ -26,7 +26,7 @@ import pytest
 
 import cybpe
 from cybpe.errors import CybpeError
-from support import write_every_format
+from support import examples, write_every_format
 
 TEXT = "Hello world, the quick brown fox. 12345 jumps! <|eot|> Ünïcödé 中文 🙂\n  done."
 
@@ -342,7 +342,7 @@ _VALUES = st.recursive(_SCALARS, lambda inner: st.one_of(
     st.tuples(inner, inner)), max_leaves=12)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=list(HealthCheck))
 @given(value=_VALUES, other=_VALUES)
 def test_generated_arguments_give_typed_errors(value, other, tokenizer):
     counts = cybpe.ChunkCounts("cl100k")

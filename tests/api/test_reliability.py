@@ -29,6 +29,7 @@ from cybpe.errors import (
     SaveError,
     TooLargeError,
 )
+from support import HANG_GUARD_SECONDS
 
 TEXT = "Hello world, the quick brown fox jumps over the lazy dog. 12345 Ünïcödé 中文\n"
 
@@ -75,6 +76,12 @@ def test_chunk_counts_reads_while_another_thread_updates():
         finally:
             done.set()
 
+    # Readers see whole writing calls, so after k of the identical batches the two most common
+    # chunks are one batch's, counted k times.
+    by_count = sorted(cybpe.ChunkCounts("cl100k").update(batches[0]).items(), key=lambda item: -item[1])
+    top_of_one = by_count[:2]
+    assert by_count[0][1] > by_count[1][1] > by_count[2][1]  # no ties: one right answer
+    possible_tops = [[]] + [[(chunk, n * k) for chunk, n in top_of_one] for k in range(1, len(batches) + 1)]
     thread = threading.Thread(target=writer)
     thread.start()
     reads = 0
@@ -85,7 +92,8 @@ def test_chunk_counts_reads_while_another_thread_updates():
         assert chunks == sorted(chunks) and len(chunks) == len(weights) and (weights > 0).all()
         assert len(items) <= len(chunks)  # a later read sees at least as much
         copy = counts.copy()
-        assert len(copy) <= len(counts) and counts.most_common(2) is not None
+        assert len(copy) <= len(counts)
+        assert counts.most_common(2) in possible_tops
         again = pickle.loads(pickle.dumps(counts))
         assert again.total <= counts.total
         if reads % 8 == 7 and len(counts):
@@ -136,7 +144,8 @@ def test_regex_fallback_has_a_time_bound(quick_regex_bound):
         started = time.perf_counter()
         with pytest.raises(PatternTimeoutError) as caught:
             split(text)
-        assert time.perf_counter() - started < 60  # the regex module checks its timeout coarsely
+        # a hang guard, not a speed check: the regex module checks its timeout coarsely
+        assert time.perf_counter() - started < HANG_GUARD_SECONDS
         message = str(caught.value)
         assert "(a+)+$" in message and "position" in message
     assert issubclass(PatternTimeoutError, TimeoutError)

@@ -155,7 +155,6 @@ def test_chunk_counts_writers_one_at_a_time():
     """A second concurrent writer gets ConcurrentUseError and counts nothing; the parallel way
     (empty_like per thread, then +) gives the one-thread counts."""
     counts = cybpe.ChunkCounts("cl100k")
-    outcomes = []
 
     def writer(batch):
         try:
@@ -166,9 +165,11 @@ def test_chunk_counts_writers_one_at_a_time():
 
     batches = [TEXTS * 5 for _ in range(THREADS)]
     written = [b for b in _run_in_threads(writer, batches) if b is not None]
-    outcomes.append(len(written))
+    assert len(written) >= 1
+    # every call either counted its whole batch or nothing: the counts are the written batches'
     reference = cybpe.ChunkCounts("cl100k").update(TEXTS * 5)
-    assert counts.total == reference.total * len(written) and len(written) >= 1
+    assert counts == sum([reference] * len(written))
+    assert counts.total == reference.total * len(written)
     parts = _run_in_threads(lambda batch: counts.empty_like().update(batch), [TEXTS[k::4] for k in range(4)])
     assert sum(parts) == cybpe.ChunkCounts("cl100k").update(TEXTS)
 

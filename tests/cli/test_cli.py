@@ -94,6 +94,7 @@ def _ids(tok: Path, fmt: str, text_file: Path) -> list[int]:
     return json.loads(cybpe("encode", "-t", tok, *extra, text_file).stdout)
 
 
+@pytest.mark.slow
 def test_convert_round_trips_between_every_pair(trained, tmp_path):
     text = tmp_path / "text.txt"
     text.write_bytes(((UDHR / "hi.txt").read_text()[:3000] + SAMPLE + (UDHR / "en.txt").read_text()[:2000]).encode())

@@ -16,7 +16,7 @@ from cybpe.encode.fastpath import (
 from cybpe.pretokenize.pattern_scanner import PatternScanner
 from cybpe.pretokenize.scanner import Scanner
 from cybpe.pretokenize.text import clean_surrogates
-from support import DATA_DIR, UDHR_DIR
+from support import DATA_DIR, UDHR_DIR, examples
 
 ATOMS = ["a", "Z", "é", "ß", "ſ", "中", "ि", "्", "٣", "½", "7", "0", " ", "  ", "\t", "\n", "\r",
          "\u00a0", "\u3000", "\u2028", "\x85", "\x0b", "'", "s", "ll", "LL", "!", ".", "\ud800",
@@ -93,7 +93,7 @@ def test_one_call_path_equals_split_then_encode(case):
         _check(tok, pre, text)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(text=hostile_text)
 def test_one_call_path_on_hostile_text(text):
     tok = _tokenizer()
@@ -155,6 +155,7 @@ def test_force_regex_switch_is_read_per_call(force_regex):
     assert tok.pretokenizer.uses_scanner
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("extra", [-1, 0, 1])
 def test_non_ascii_text_around_the_cached_utf8_limit(extra):
     """A non-ASCII str up to 2**20 characters is read through the UTF-8 form CPython keeps in

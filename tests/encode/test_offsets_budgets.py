@@ -42,6 +42,7 @@ def trained() -> cybpe.Tokenizer:
 
 
 # -- offsets ---------------------------------------------------------------------------------------
+@pytest.mark.slow
 @pytest.mark.parametrize("model", ["llama3", "gpt4o-hf", "qwen3"])
 def test_offsets_equal_hf_tokenizers(shared_dir, model):
     tokenizers = pytest.importorskip("tokenizers")

@@ -143,6 +143,7 @@ def test_pieces_sharing_slot_and_stored_hash_are_told_apart_by_their_bytes():
             assert _encode_all(encoder, [y]) == expected(y)
 
 
+@pytest.mark.slow
 def test_a_crowded_set_of_two_encoders_stays_exact():
     """Pieces that share one set (three times its ways), cached by two encoders that
     disagree, one piece per call, in rotating orders: entries are evicted, sets hold both
@@ -279,6 +280,7 @@ def test_long_pieces_are_kept_spelled_and_stay_exact():
         assert _encode_all(encoder, pieces) == [i for p in pieces for i in want[p]]
 
 
+@pytest.mark.slow
 def test_spelled_pieces_sharing_slot_and_stored_hash_are_told_apart():
     """Two 36-letter pieces (spelled entries: over MAX_CACHED_BYTES bytes, at most
     MAX_SPELLED_IDS ids) whose hashes agree in the 32 bits an entry keeps: same set, same

@@ -109,6 +109,7 @@ def _same_unstable(tok, ref, text: str, **kwargs) -> None:
     assert {tuple(c) for c in completions} == {tuple(c) for c in ref_completions}, repr(text)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)
 def test_encode_with_unstable(pairs, corpus, name):
     tok, ref = pairs[name]

@@ -12,11 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cybpe.formats.b64 import strict_b64decode, strict_b64decode_all
-
-ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/="
-REFUSED = ["QQ", "QQ=", "Q===", "=QQ=", "QQ==QQ==", "Q Q==", "QQ==\n", "QUJD\n", "QU=D", "-_==",
-           "QUJDRA=", "é", "QQ==ab", "0000=", "0000===", "QR==", "QUJ=", "="]
-ACCEPTED = {"": b"", "QQ==": b"A", "QUI=": b"AB", "QUJD": b"ABC", "QUJDRA==": b"ABCD"}
+from support import B64_ACCEPTED as ACCEPTED, examples
+from support import B64_ALPHABET as ALPHABET
+from support import B64_REFUSED as REFUSED
 
 
 def _outcome(fn, data):
@@ -26,7 +24,7 @@ def _outcome(fn, data):
         return "refused"
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 @given(st.text(alphabet=ALPHABET + " \n-_", max_size=24) | st.binary(max_size=12).map(lambda b: base64.b64encode(b).decode()))
 def test_accepts_exactly_what_re_encodes_to_itself(text):
     got = _outcome(strict_b64decode, text)
@@ -46,7 +44,7 @@ def test_hostile_and_known_inputs():
     assert strict_b64decode(base64.b64encode(bytes(range(256)))) == bytes(range(256))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.lists(st.text(alphabet=ALPHABET + " \n-_", max_size=12)
                 | st.binary(max_size=9).map(lambda b: base64.b64encode(b).decode()), max_size=6))
 def test_the_whole_list_decoder_agrees_with_one_by_one(texts):

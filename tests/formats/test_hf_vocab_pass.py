@@ -41,4 +41,9 @@ def test_the_compiled_pass_agrees_with_the_loop(monkeypatch, vocab, specials):
     monkeypatch.setattr(hf, "ordinary_strings", lambda *args: None)
     assert fast == _outcome(vocab, specials)
     got = ordinary_strings(vocab, {i: s for s, i in specials.items()})
-    assert got is None or got == fast
+    if isinstance(fast, list) and all(-2**63 <= i < 2**63 for i in specials.values()):
+        assert got == fast  # the compiled pass takes every vocabulary the loop accepts ...
+    else:
+        # ... and declines the rest (the loop then names the error), and an added token whose
+        # id is past a C long (the loop handles it)
+        assert got is None

@@ -100,6 +100,7 @@ REFUSED_FROM_ONIG = [(r"\pL", r"\pL"), (r"\w+", r"\w"), (r"\h+|.", r"\h"), (r"(?
                      (r"\X|.", r"\X"), (r"[a-z&&[^aeiou]]+|.", "&&"), (r"\p{Script=Latin}", "Script")]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("pattern", TRANSLATED)
 def test_translation_to_oniguruma_splits_alike(pattern):
     onig = to_oniguruma(pattern)

@@ -12,7 +12,9 @@ from hypothesis import strategies as st
 
 from cybpe.formats.b64 import strict_b64decode
 from cybpe.formats.tiktoken_lines import rank_lines_tokens
-from test_b64 import ACCEPTED, ALPHABET, REFUSED
+from support import B64_ACCEPTED as ACCEPTED, examples
+from support import B64_ALPHABET as ALPHABET
+from support import B64_REFUSED as REFUSED
 
 
 def _reference(body: bytes):
@@ -61,7 +63,7 @@ def test_hostile_line_structure():
         assert _reference(case) is None, case[-40:]
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(st.lists(st.text(alphabet=ALPHABET + " \n\t-_", max_size=10)
                 | st.binary(min_size=1, max_size=9).map(lambda b: base64.b64encode(b).decode()),
                 min_size=1, max_size=12),

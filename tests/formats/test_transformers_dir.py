@@ -195,6 +195,7 @@ def test_real_directory_roles(real_tokenizers, shared_dir, name):
     assert tok.model_max_length is not None and abs(tok.model_max_length - limit) <= limit // 10**6
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(REAL))
 def test_real_directory_ids_equal_hf(real_tokenizers, shared_dir, name):
     tokenizers = pytest.importorskip("tokenizers")
@@ -210,6 +211,7 @@ def test_real_directory_ids_equal_hf(real_tokenizers, shared_dir, name):
         assert tok.vocab.special_tokens["<tool_call>"] in tok.encode(text)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(REAL))
 def test_real_directory_as_transformers_reads_it(real_tokenizers, shared_dir, name, tmp_path):
     transformers = _transformers()

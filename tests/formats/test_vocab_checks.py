@@ -39,6 +39,7 @@ def python_merges_valid(tokens, merges):
     return True
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", HF_FILES)
 def test_real_files_parse_alike(shared_dir, name):
     doc = json.loads((shared_dir / "vocab" / name / "tokenizer.json").read_text(encoding="utf-8"))

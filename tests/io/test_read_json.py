@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from cybpe.errors import FormatError
 from cybpe.io import atomic
 from cybpe.io.atomic import read_json
-from support import shared_path
+from support import examples, shared_path
 
 orjson = pytest.importorskip("orjson", reason="orjson is a core dependency; without it only json runs")
 
@@ -78,7 +78,7 @@ JSON_VALUES = st.recursive(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(JSON_VALUES, st.booleans())
 def test_random_documents_read_as_the_json_module_reads_them(tmp_path_factory, value, ascii_only):
     path = tmp_path_factory.mktemp("j") / "x.json"

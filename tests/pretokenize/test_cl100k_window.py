@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 import cybpe
 from cybpe.pretokenize.scanner import Scanner, _ascii_masks_both, _ends_by_scan_next
+from support import examples
 
 NAMES = ["cl100k", "gpt4-digits3"]  # the two kinds that take the window path
 
@@ -77,7 +78,7 @@ def test_every_rule_at_every_offset(name):
             assert_window_split(name, text, f"{case!r} after {offset} spaces")
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(atoms=st.lists(st.sampled_from(ATOMS + RARE_ATOMS), min_size=40, max_size=200))
 def test_hypothesis_atoms(atoms):
     assert_window_split("cl100k", "".join(atoms), "hypothesis")

@@ -17,7 +17,11 @@ from hypothesis import strategies as st
 from cybpe.pretokenize.dfa_compiler import NotDeterministic
 from cybpe.pretokenize.pattern_compiler import UnsupportedPattern
 from cybpe.pretokenize.pattern_scanner import PatternScanner
-from test_dfa_scanner import IN_SUBSET, _agree, _both, _patterns, regex_spans
+from support import assert_matchers_agree as _agree, examples
+from support import both_matchers as _both
+from support import in_subset_patterns, random_patterns, regex_spans
+
+IN_SUBSET = in_subset_patterns()
 
 LANE_MIN_BYTES = 512  # dfa_runner.pxd's DFA_LANE_MIN_BYTES
 
@@ -61,8 +65,8 @@ def test_random_long_texts_agree(pattern):
         _agree(pattern, text)
 
 
-@settings(max_examples=120, deadline=None)
-@given(pattern=_patterns(), pieces=st.lists(st.sampled_from(_EDGE), min_size=300, max_size=700))
+@settings(max_examples=examples(120), deadline=None)
+@given(pattern=random_patterns(), pieces=st.lists(st.sampled_from(_EDGE), min_size=300, max_size=700))
 def test_random_patterns_on_two_lane_texts(pattern, pieces):
     try:
         automaton = PatternScanner(pattern, "dfa", 512)

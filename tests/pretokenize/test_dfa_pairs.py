@@ -14,8 +14,13 @@ from hypothesis import given, settings
 
 from cybpe.pretokenize import pattern_scanner
 from cybpe.pretokenize.pattern_scanner import PatternScanner
-from test_dfa_scanner import IN_SUBSET, PUBLISHED, eval_texts
-from test_pattern_scanner import ALL_PATTERNS, _bundled_texts, hostile_text
+from support import all_patterns, examples, hostile_text, in_subset_patterns, published_patterns
+from support import bundled_texts as _bundled_texts
+from support import dfa_eval_texts as eval_texts
+
+ALL_PATTERNS = all_patterns()
+IN_SUBSET = in_subset_patterns()
+PUBLISHED = published_patterns()
 
 WITH_PAIRS = [p for p in IN_SUBSET if PatternScanner(p, "dfa").dfa_pair_moves]
 
@@ -63,6 +68,7 @@ def test_patterns_past_the_layout_walk_one_character_at_a_time():
     assert wide.split_spans(text) == wide._regex_spans(text)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("pattern", WITH_PAIRS)
 def test_bundled_texts_at_every_parity(pattern):
     """Each bundled text, and the same text one byte later, so that every pair of characters is
@@ -85,6 +91,7 @@ def test_walks_that_die_inside_a_pair(pattern):
         _same(pattern, " " + text)
 
 
+@pytest.mark.slow
 def test_shared_corpora_with_and_without_pairs():
     texts = eval_texts()
     patterns = [p for p in set(PUBLISHED.values()) if p in WITH_PAIRS]
@@ -95,7 +102,7 @@ def test_shared_corpora_with_and_without_pairs():
 
 
 @pytest.mark.parametrize("pattern", WITH_PAIRS[:6])
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(text=hostile_text)
 def test_hostile_text_with_and_without_pairs(pattern, text):
     _same(pattern, text * 3)

@@ -4,10 +4,7 @@ of its subset; patterns outside it (or past the state cap) stay on the backtrack
 
 from __future__ import annotations
 
-import functools
-import json
 import pickle
-import re
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -19,65 +16,16 @@ from cybpe.errors import InvalidParameterError
 from cybpe.pretokenize.dfa_compiler import NotDeterministic
 from cybpe.pretokenize.pattern_compiler import UnsupportedPattern
 from cybpe.pretokenize.pattern_scanner import PatternScanner, compile_scanner
-from cybpe.pretokenize.regex_spans import regex_spans as oracle_spans
-from support import shared_path
-from test_pattern_scanner import ALL_PATTERNS, _bundled_texts, hostile_text
+from support import all_patterns, examples, hostile_text, random_patterns, regex_spans
+from support import assert_matchers_agree as _agree
+from support import bundled_texts as _bundled_texts
+from support import dfa_eval_texts as eval_texts
+from support import dfa_patterns, greedy, in_subset_patterns, published_patterns
 
-
-def _published() -> dict[str, str]:
-    """The pre-tokenizer strings the shared vocabularies ship with (empty when absent)."""
-    shared = shared_path()
-    found: dict[str, str] = {}
-    if shared is None:
-        return found
-    encodings = shared / "vocab" / "tiktoken_encodings.json"
-    if encodings.is_file():
-        for name, spec in json.loads(encodings.read_text()).items():
-            found[f"tiktoken-{name}"] = spec["pat_str"]
-    for path in sorted((shared / "vocab").glob("*/tokenizer.json")):
-        pre = json.loads(path.read_text(encoding="utf-8")).get("pre_tokenizer") or {}
-        for step in pre.get("pretokenizers", [pre]):
-            if step.get("type") == "Split" and "Regex" in step.get("pattern", {}):
-                found[f"{path.parent.name}-split"] = step["pattern"]["Regex"]
-    return found
-
-
-def _greedy(pattern: str) -> str:
-    """The pattern with its possessive repeats made greedy ("\\p{L}++" -> "\\p{L}+")."""
-    return re.sub(r"(?<!\\)([+*?]|\{\d+(?:,\d*)?\})\+", r"\1", pattern)
-
-
-PATTERNS = ALL_PATTERNS | {f"{name} (greedy)": _greedy(p) for name, p in ALL_PATTERNS.items()
-                           if _greedy(p) != p}
-PUBLISHED = _published()
-
-
-def _in_subset(pattern: str) -> bool:
-    try:
-        PatternScanner(pattern, "dfa")
-    except UnsupportedPattern:  # NotDeterministic included
-        return False
-    return True
-
-
-IN_SUBSET = sorted({p for p in list(PATTERNS.values()) + list(PUBLISHED.values()) if _in_subset(p)})
-
-
-@functools.lru_cache(maxsize=None)
-def _both(pattern: str) -> tuple[PatternScanner, PatternScanner]:
-    """Both matchers of ``pattern``, built once per pattern (scanners are read-only, so the
-    many texts checked against one pattern can share them)."""
-    return PatternScanner(pattern, "dfa"), PatternScanner(pattern, "backtrack")
-
-
-def _agree(pattern: str, text: str) -> None:
-    automaton, backtracking = _both(pattern)
-    expected = automaton._regex_spans(text)
-    assert automaton.split_spans(text) == expected, (pattern, text)
-    assert backtracking.split_spans(text) == expected, (pattern, text)
-    ends = automaton._compiled_ends(text.encode("utf-8", "surrogatepass"))
-    assert ends is not None
-    assert ends.tolist() == backtracking._compiled_ends(text.encode("utf-8", "surrogatepass")).tolist()
+ALL_PATTERNS = all_patterns()
+PATTERNS = dfa_patterns()
+PUBLISHED = published_patterns()
+IN_SUBSET = in_subset_patterns()
 
 
 @pytest.mark.parametrize("name", list(PATTERNS))
@@ -97,7 +45,7 @@ def test_published_patterns_take_the_automaton():
     assert {"tiktoken-cl100k_base", "tiktoken-o200k_base", "tiktoken-gpt2", "llama3-split",
             "qwen3-split"} <= set(PUBLISHED)
     for name, pattern in PUBLISHED.items():
-        for form in (pattern, _greedy(pattern)):
+        for form in (pattern, greedy(pattern)):
             scanner = compile_scanner(form)
             assert scanner is not None and scanner.backend == "dfa", (name, form)
 
@@ -108,26 +56,16 @@ def test_bundled_texts_agree(pattern):
         _agree(pattern, text)
 
 
-def eval_texts() -> list[str]:
-    """The first 60,000 characters of each shared eval text; skips the calling test when the
-    shared material (or its published patterns) is absent."""
-    shared = shared_path()
-    if shared is None or not PUBLISHED:
-        pytest.skip("needs $CYBPE_SHARED/corpora/eval and $CYBPE_SHARED/vocab")
-    paths = sorted((shared / "corpora" / "eval").glob("*/*.txt"))
-    assert paths
-    return [p.read_text(encoding="utf-8")[:60_000] for p in paths]
-
-
+@pytest.mark.slow
 def test_shared_corpora_agree_on_published_patterns():
     texts = eval_texts()
-    for pattern in set(PUBLISHED.values()) | {_greedy(p) for p in PUBLISHED.values()}:
+    for pattern in set(PUBLISHED.values()) | {greedy(p) for p in PUBLISHED.values()}:
         for text in texts:
             _agree(pattern, text)
 
 
 @pytest.mark.parametrize("pattern", IN_SUBSET)
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(text=hostile_text)
 def test_hostile_text_agrees(pattern, text):
     _agree(pattern, text)
@@ -135,40 +73,13 @@ def test_hostile_text_agrees(pattern, text):
 
 # -- random patterns from the subset -------------------------------------------------------
 
-_CLASSES = ["a", "b", "'", " ", r"\n", r"\r", r"\s", r"\S", r"\p{L}", r"\p{N}", r"\p{Lu}",
-            r"\p{Ll}", r"\p{M}", r"[^\s\p{L}\p{N}]", r"[^\r\n\p{L}\p{N}]", r"[a-c]", r"[\u00e0-\u00ff]",
-            "é", ".", r"(?i:s)", r"(?i:k)", r"\P{L}", "[ab']"]
-
-
-def _patterns() -> st.SearchStrategy[str]:
-    """Alternations of sequences that each start with something that reads a character (so
-    the pattern cannot match the empty string), then any repeats, groups and a lookahead."""
-    cls = st.sampled_from(_CLASSES)
-    at_least_one = st.sampled_from(["", "+", "{1,3}", "{2}", "+?", "++", "{1,3}+", "{1,3}?"])
-    any_count = st.sampled_from(["", "+", "*", "?", "+?", "*?", "??", "{0,2}", "{1,3}?", "*+", "?+"])
-    look = st.sampled_from(["", "", "", r"(?!\S)", r"(?=\s)", r"(?!\p{L})", r"(?=a)", "$", r"\Z"])
-
-    def sequence(inner):
-        group = st.builds(lambda alts, r: "(?:" + "|".join(alts) + ")" + r,
-                          st.lists(inner, min_size=1, max_size=3), st.sampled_from(["", "+", "{1,2}"]))
-        optional_group = st.builds(lambda g, r: g + r, group, st.sampled_from(["?", "*", "*?"]))
-        head = st.builds(lambda c, r: c + r, cls, at_least_one) | group
-        tail = st.lists(st.builds(lambda c, r: c + r, cls, any_count) | group | optional_group, max_size=2)
-        return st.builds(lambda h, t, la: h + "".join(t) + la, head, tail, look)
-
-    leaf = st.builds(lambda c, r: c + r, cls, at_least_one)
-    alternative = st.recursive(leaf, sequence, max_leaves=5)
-    return st.builds(lambda alts, last: "|".join(alts + ([last] if last else [])),
-                     st.lists(alternative, min_size=1, max_size=4), st.sampled_from(["", r"\s", "."]))
-
-
 _RANDOM_TEXT = st.lists(st.sampled_from(["a", "b", "'", "s", "S", "ſ", "K", "k", "é", "É", "中", "\u0301",
                                          "7", " ", "  ", "\n", "\r\n", "\t", "!", ".", "ab", "\u00a0"]),
                         max_size=30).map("".join)
 
 
-@settings(max_examples=300, deadline=None)
-@given(pattern=_patterns(), texts=st.lists(_RANDOM_TEXT, min_size=1, max_size=4))
+@settings(max_examples=examples(300), deadline=None)
+@given(pattern=random_patterns(), texts=st.lists(_RANDOM_TEXT, min_size=1, max_size=4))
 def test_random_patterns_agree_with_the_regex_module(pattern, texts):
     try:
         automaton = PatternScanner(pattern, "dfa", 512)
@@ -181,10 +92,6 @@ def test_random_patterns_agree_with_the_regex_module(pattern, texts):
         expected = regex_spans(pattern, text)
         assert automaton.split_spans(text) == expected, (pattern, text)
         assert backtracking.split_spans(text) == expected, (pattern, text)
-
-
-def regex_spans(pattern: str, text: str) -> list[tuple[int, int]]:
-    return oracle_spans(regex.compile(pattern), text)
 
 
 # -- what stays on the backtracking matcher --------------------------------------------------

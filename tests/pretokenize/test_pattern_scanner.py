@@ -7,29 +7,15 @@ import pickle
 import pytest
 import regex
 from hypothesis import given, settings
-from hypothesis import strategies as st
 
 import cybpe
 from cybpe.pretokenize.pattern_compiler import UnsupportedPattern, compile_pattern
 from cybpe.pretokenize.pattern_scanner import PatternScanner, compile_scanner
-from support import DATA_DIR, UDHR_DIR, shared_path
+from support import CUSTOM_PATTERNS as CUSTOM, examples
+from support import all_patterns, hostile_text, shared_path
+from support import bundled_texts as _bundled_texts
 
-BUILT_IN = ["gpt2", "cl100k", "o200k", "llama3", "qwen2", "abugida", "gpt4-digits", "gpt4-digits-rtl"]
-
-# Patterns users write: variations of the built-ins and every construct the compiler takes.
-CUSTOM = {
-    "whitespace-split": r"\S+|\s+",
-    "gpt2-no-space-prefix": r"'s|'t|'re|'ve|'m|'ll|'d|\p{L}+|\p{N}+|[^\s\p{L}\p{N}]+|\s+",
-    "digits-of-four": r"[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,4}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+",
-    "atomic-and-folded": r"(?>\p{L}+|\p{N}+)|(?i:hello|world|straße|ǆ)|.|\n",
-    "dotted-names": r"[a-z]+(?:\.[a-z]+)*|\p{N}+(?:[.,]\p{N}+)*|\s+|.",
-    "lazy": r"\p{L}{2,}?(?=\p{L}{2}|\P{L}|$)|\p{L}|[^\p{L}]+?(?=\p{L}|$)|[^\p{L}]+",
-    "counted-groups": r"(?:ab|cd){2,3}+|(?:\p{Lu}\p{Ll}+){1,2}|(?:\p{N}\p{N}){1,2}?|[\s\S]",
-    "anchors": r"^\p{L}+|\p{L}+\Z|\s+$|\p{L}+|[^\p{L}]",
-    "classes": r"[A-Za-z\u00c0-\u00ff]+|[\p{Lo}\p{Lm}]+|[\P{L}&]+|[^\p{L}\p{N}\s]|\s|\p{N}",
-    "marks": r"[\p{L}\p{M}]+|\p{M}+|[^\p{L}\p{M}]",
-    "case-insensitive-global": r"(?i)[a-f]+|k+|s+|[^a-fks]",
-}
+ALL_PATTERNS = all_patterns()
 
 UNSUPPORTED = {
     "word class": r"\w+|\W",  # \w and \d differ between re and regex
@@ -43,25 +29,12 @@ UNSUPPORTED = {
     "word boundary": r"\b\p{L}+|.",
 }
 
-ATOMS = ["a", "Z", "é", "ß", "ſ", "K", "ǅ", "中", "ि", "्", "٣", "½", "7", "0", " ", "\t", "\n", "\r",
-         "\u00a0", "\u3000", "\u2028", "\x85", "\x0b", "\x1c", "'", "s", "S", "ll", "LL", "!", ".", ",",
-         "\ud800", "🙂", "\u200d", "\x00", "A", "b", "cd", "ab", "\u0301", "ǆ", "straße", "STRASSE", "hello"]
-hostile_text = st.lists(st.sampled_from(ATOMS), max_size=60).map("".join) | st.text(max_size=80)
-
-
-def _bundled_texts() -> dict[str, str]:
-    texts = {p.name: p.read_text(encoding="utf-8") for p in sorted(UDHR_DIR.glob("*.txt"))}
-    texts["python_sample"] = (DATA_DIR / "python_sample.txt").read_text(encoding="utf-8")
-    return texts
-
-
 def _scanner(pattern: str) -> PatternScanner:
     scanner = compile_scanner(pattern)
     assert scanner is not None, pattern
     return scanner
 
 
-ALL_PATTERNS = {name: cybpe.get_pretokenizer(name).pattern for name in BUILT_IN} | CUSTOM
 
 
 @pytest.mark.parametrize("name", list(ALL_PATTERNS))
@@ -72,13 +45,14 @@ def test_bundled_texts_give_the_regex_spans(name):
 
 
 @pytest.mark.parametrize("name", list(ALL_PATTERNS))
-@settings(max_examples=120, deadline=None)
+@settings(max_examples=examples(120), deadline=None)
 @given(text=hostile_text)
 def test_hostile_text_gives_the_regex_spans(name, text):
     scanner = _scanner(ALL_PATTERNS[name])
     assert scanner.split_spans(text) == scanner._regex_spans(text)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(ALL_PATTERNS))
 def test_eval_corpora_give_the_regex_spans(name):
     shared = shared_path()

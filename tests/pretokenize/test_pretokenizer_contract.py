@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 
 import pytest
+import regex
 
 import cybpe
 
@@ -72,10 +73,19 @@ def test_deterministic_and_empty(name, force_regex):
 
 @pytest.mark.parametrize("name", NAMES)
 @pytest.mark.parametrize("char", ["a", " ", "\n", "^", "1", "\u0301", "中", "\r\n"])
-def test_long_runs_of_one_class(name, char, force_regex):
-    pre = build(name, force_regex)
-    text = char * (1_000_000 // len(char)) + "a"
-    assert sum(map(len, pre.split(text))) == len(text)
+@pytest.mark.parametrize("size", [100_000, pytest.param(1_000_000, marks=pytest.mark.slow)])
+def test_long_runs_of_one_class(name, char, size):
+    """A long run of one class (1M characters in the full run) finishes (no recursion limit, no
+    hang) and splits as on the regex path, whose pieces are the pattern's matches read by the
+    regex module itself."""
+    text = char * (size // len(char)) + "a"
+    fast, slow = build(name, False), build(name, True)
+    pieces = slow.split(text)
+    if slow.refine is None:  # the regex path is the pattern's matches (a refine step reshapes them)
+        assert pieces == [m.group() for m in regex.finditer(slow.pattern, text)]
+    assert "".join(pieces) == text
+    assert fast.split(text) == pieces
+    assert fast.split_spans(text) == slow.split_spans(text)
 
 
 @pytest.mark.parametrize("name", NAMES)

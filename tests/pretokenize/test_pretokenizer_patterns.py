@@ -73,6 +73,7 @@ def test_cl100k_current_and_original_differ_only_at_the_end_of_text():
     assert original.findall("a\r ") == ["a", "\r", " "]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name, pattern", [
     ("gpt2", gpt2.PATTERN), ("cl100k", cl100k.PATTERN), ("o200k", o200k.PATTERN),
     ("llama3", llama3.PATTERN), ("qwen2", qwen2.PATTERN), ("abugida", abugida.PATTERN),

@@ -26,6 +26,7 @@ import cybpe
 from cybpe._c import gen_unicode_tables as tables_generator
 from cybpe.pretokenize.scanner import SCANNER_NAMES, Scanner
 from cybpe.errors import UnknownPreTokenizerError
+from support import HANG_GUARD_SECONDS, examples
 
 
 def pretokenizer(name: str) -> cybpe.PreTokenizer:
@@ -187,14 +188,14 @@ def test_training_corpus_slice(name, shared_dir):
 # -- hypothesis -------------------------------------------------------------------------------
 
 @kinds
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(text=st.text())
 def test_hypothesis_text(name, text):
     assert_same_split(name, text)
 
 
 @kinds
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(text=st.text(st.characters(codec=None, exclude_categories=()), max_size=40))
 def test_hypothesis_text_with_surrogates(name, text):
     assert_same_split(name, text)
@@ -274,7 +275,8 @@ def test_long_runs(name):
 
 @kinds
 def test_scanners_stay_linear(name):
-    """1M-character runs of each class scan in milliseconds (a quadratic rule would take minutes)."""
+    """1M-character runs of each class finish: a quadratic rule would take hours (the scanners
+    take milliseconds; bench/test_bench_scanner.py measures them)."""
     import time
 
     for atom in LONG_RUN_ATOMS:
@@ -282,7 +284,8 @@ def test_scanners_stay_linear(name):
         t0 = time.perf_counter()
         ends = scanner(name).split_utf8(data)
         elapsed = time.perf_counter() - t0
-        assert ends[-1] == len(data) and elapsed < 2.0, f"{atom!r}: {elapsed:.2f} s"
+        assert ends[-1] == len(data)
+        assert elapsed < HANG_GUARD_SECONDS, f"{atom!r}: {elapsed:.2f} s"  # a hang guard, not a speed check
 
 
 # -- superbpe: also equal to its one-regex export pattern -------------------------------------
@@ -369,68 +372,3 @@ def test_threads_share_a_scanner():
     with ThreadPoolExecutor(4) as pool:
         got = list(pool.map(lambda t: sc.split_utf8(t).tolist(), texts))
     assert got == want
-
-
-# -- speed (run this file as a script; nothing is asserted) -------------------------------------
-
-def _benchmark() -> None:
-    """MB/s of split_utf8 per pattern and text kind, against regex.finditer and tiktoken."""
-    import json
-    import time
-
-    from conftest import SKIP_REASON, shared_path  # this file runs from tests/
-
-    shared = shared_path()
-    if shared is None:
-        raise SystemExit(SKIP_REASON)
-    ev = shared / "corpora" / "eval"
-    texts = {
-        "en": (ev / "docs" / "en.txt").read_text(encoding="utf-8"),
-        "code": (ev / "code" / "python.txt").read_text(encoding="utf-8")
-        + (ev / "code" / "c.txt").read_text(encoding="utf-8"),
-        "zh": (ev / "docs" / "zh-Hans.txt").read_text(encoding="utf-8"),
-        "hi": (ev / "parallel-ntrex" / "hi.txt").read_text(encoding="utf-8"),
-    }
-
-    def best_seconds(run, repeat):
-        best = float("inf")
-        for _ in range(repeat):
-            t0 = time.perf_counter()
-            run()
-            best = min(best, time.perf_counter() - t0)
-        return best
-
-    encoders = {}
-    try:
-        import tiktoken
-        import tiktoken.load
-
-        specs = json.loads((shared / "vocab" / "tiktoken_encodings.json").read_text())
-        for enc in ("cl100k", "o200k"):
-            ranks = tiktoken.load.load_tiktoken_bpe(str(shared / "vocab" / f"{enc}_base.tiktoken"))
-            spec = specs[f"{enc}_base"]
-            encoders[enc] = tiktoken.Encoding(
-                enc, pat_str=spec["pat_str"], mergeable_ranks=ranks, special_tokens=spec["special_tokens"]
-            )
-    except ImportError:
-        pass
-    print("MB/s (UTF-8 bytes); scanner = split_utf8, regex = finditer spans (first 1 MB), "
-          "tiktoken = encode_ordinary (split + BPE)")
-    print(f"{'pattern':16s} {'text':5s} {'scanner':>8s} {'regex':>7s} {'ratio':>6s} {'tiktoken':>9s}")
-    for name in SCANNER_NAMES:
-        compiled = regex.compile(pretokenizer(name).pattern)
-        for kind, text in texts.items():
-            data = text.encode("utf-8")
-            fast = len(data) / best_seconds(lambda: scanner(name).split_utf8(data), 10) / 1e6
-            head = text[:1_000_000]
-            head_bytes = len(head.encode("utf-8"))
-            slow = head_bytes / best_seconds(lambda: [m.span() for m in compiled.finditer(head)], 2) / 1e6
-            tik = ""
-            if name in encoders:
-                enc = encoders[name]
-                tik = f"{len(data) / best_seconds(lambda: enc.encode_ordinary(text), 2) / 1e6:9.1f}"
-            print(f"{name:16s} {kind:5s} {fast:8.1f} {slow:7.2f} {fast / slow:5.0f}x {tik}")
-
-
-if __name__ == "__main__":
-    _benchmark()

@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cybpe.pretokenize.specials import SpecialTokenSplitter
+from support import examples
 
 SPECIALS = ["<|endoftext|>", "<|end|>", "<|e", "<|fim_prefix|>", "[INST]", "[/INST]", "<s>", "</s>"]
 
@@ -35,7 +36,7 @@ _TEXT = st.lists(st.sampled_from(SPECIALS + ["<", "|", ">", "e", "nd", "[", "]",
                                              "\ud800", "s"]), max_size=25).map("".join)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(text=_TEXT)
 def test_parts_and_first_agree_with_the_reference_scan(text):
     splitter = SpecialTokenSplitter(SPECIALS)

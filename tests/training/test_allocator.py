@@ -40,6 +40,7 @@ def _run(how: str, trim: bool, tmp_path) -> tuple[str, int]:
     return raised, int(faults)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not sys.platform.startswith("linux") or not os.confstr("CS_GNU_LIBC_VERSION"),
                     reason="glibc only")
 def test_raised_only_where_the_environment_pins_the_thresholds(tmp_path):

@@ -24,7 +24,7 @@ from cybpe.training.chunk_counter import ChunkCounter, _rebuild
 from cybpe.training.corpus import _count_block_of
 from cybpe.pretokenize.scanner import SCANNER_NAMES, Scanner
 from cybpe.errors import InvalidParameterError
-from support import DATA_DIR, UDHR_DIR, shared_path
+from support import DATA_DIR, UDHR_DIR, examples, shared_path
 
 TEXTS = {p.name: p.read_text(encoding="utf-8") for p in sorted(UDHR_DIR.glob("*.txt"))}
 TEXTS["python_sample.txt"] = (DATA_DIR / "python_sample.txt").read_text(encoding="utf-8")
@@ -68,6 +68,7 @@ def test_real_texts(name):
     assert counted(counter) == expected(name, *TEXTS.values())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["cl100k", "o200k", "gpt4-digits-rtl", "abugida"])
 def test_shared_eval_files(name, shared_dir):
     paths = sorted((shared_dir / "corpora" / "eval").rglob("*.txt"))
@@ -80,7 +81,7 @@ def test_shared_eval_files(name, shared_dir):
 
 
 @kinds
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(texts=st.lists(st.text(), max_size=4))
 def test_hypothesis_texts(name, texts):
     counter = ChunkCounter(name)
@@ -90,7 +91,7 @@ def test_hypothesis_texts(name, texts):
 
 
 @kinds
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(text=st.text(st.characters(codec=None, exclude_categories=()), max_size=40))
 def test_hypothesis_surrogates_through_bytes(name, text):
     """Lone surrogates: add_text refuses them before counting; their surrogatepass bytes count."""
@@ -166,7 +167,7 @@ def test_growth_and_sorting_with_long_shared_prefixes():
     assert [c for c, _ in ordered] == sorted(c for c, _ in ordered)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(pairs=st.lists(st.tuples(st.binary(max_size=20), st.integers(0, 2**40)), max_size=60))
 def test_add_counts_and_sort_on_arbitrary_bytes(pairs):
     counter = ChunkCounter()
@@ -328,31 +329,6 @@ def test_worker_block_returns_a_counter():
 
 def test_shared_path_helper_is_consistent(shared_dir):
     assert shared_path() == shared_dir
-
-
-if __name__ == "__main__":  # speed report: python tests/training/test_chunk_counter.py [MB]
-    import lzma
-    import time
-
-    megabytes = int(sys.argv[1]) if len(sys.argv) > 1 else 10
-    shared = shared_path()
-    if shared is None:
-        sys.exit("the shared corpora are absent (set CYBPE_SHARED)")
-    with lzma.open(shared / "corpora" / "train" / "mixed-train.txt.xz", "rb") as f:
-        sample = f.read(megabytes << 20).decode("utf-8", "ignore")
-    started = time.perf_counter()
-    counter = ChunkCounter("cl100k")
-    counter.add_text(sample)
-    counting = time.perf_counter() - started
-    started = time.perf_counter()
-    counter.items(sort=True)
-    sorting = time.perf_counter() - started
-    started = time.perf_counter()
-    reference = Counter(cybpe.get_pretokenizer("cl100k").split(sample))
-    python_counting = time.perf_counter() - started
-    assert len(reference) == len(counter)
-    print(f"{megabytes} MB, {len(counter)} chunks: ChunkCounter {counting:.3f} s, sorted items "
-          f"{sorting:.3f} s; Counter(scanner split) {python_counting:.3f} s")
 
 
 @kinds

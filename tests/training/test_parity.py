@@ -12,25 +12,10 @@ from cybpe.errors import InvalidParameterError, ParameterTypeError
 from cybpe.reference.parity import reference_parity_merges
 from cybpe.reference.trainer import _tie_key, reference_train_merges
 from cybpe.training.parity import ParallelSet, train_parity_merges
-from support import UDHR_DIR
-from test_train_rules import assert_exports_agree
+from support import UDHR_DIR, assert_exports_agree, counted, examples
+from support import assert_same_parity as assert_same
 
-FIELDS = ("merges", "new_ids", "counts", "token_bytes", "chosen", "dev_lengths_start",
-          "dev_lengths", "stop_reason")
 UDHR = {p.stem: p.read_text(encoding="utf-8") for p in sorted(UDHR_DIR.glob("*.txt"))}
-
-
-def counted(text: str, pretokenizer: str = "cl100k"):
-    return cybpe.ChunkCounts(pretokenizer).update([text]).sorted_arrays()
-
-
-def assert_same(train, dev, n_new, **options):
-    tie_break = options.pop("tie_break", "ids")
-    fast = train_parity_merges(train, dev, n_new, tie_break=tie_break, **options)
-    slow = reference_parity_merges(train, dev, n_new, tie_key=_tie_key(tie_break), **options)
-    for name in FIELDS:
-        assert getattr(fast, name) == getattr(slow, name), name
-    return fast
 
 
 def udhr_split(langs, train_chars=3000, dev_chars=600):
@@ -111,7 +96,7 @@ def test_language_without_pairs_is_passed_over():
     assert assert_same([([b"a"], [1])], [([b"aa"], [1])], 3).stop_reason == "no_pairs"
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.lists(st.lists(st.text(alphabet="aab c\u00e9\u0915\u093f", max_size=12), min_size=1, max_size=5),
                 min_size=1, max_size=3),
        st.integers(0, 4), st.integers(0, 25))

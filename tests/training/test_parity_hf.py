@@ -50,6 +50,7 @@ def spelled(result):
     return [(result.token_bytes[a], result.token_bytes[b]) for a, b in result.merges]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("ours_options, hf_options", [
     ({}, {}),
     ({"global_merges": 10}, {"global_merges": 10}),

@@ -15,7 +15,10 @@ from cybpe.errors import InvalidParameterError, ParameterTypeError, TrainingErro
 from cybpe.reference.parity import reference_parity_merges
 from cybpe.reference.trainer import _tie_key
 from cybpe.training.parity import ParallelSet, train_parity_merges
-from test_parity import UDHR, assert_same, counted
+from support import assert_same_parity as assert_same, examples
+from support import counted, udhr_texts
+
+UDHR = udhr_texts()
 
 def ntrex(shared_dir, langs, train_lines, dev_lines):
     root = shared_dir / "corpora/eval/parallel-ntrex"
@@ -27,6 +30,7 @@ def ntrex(shared_dir, langs, train_lines, dev_lines):
 
 # -- real text --------------------------------------------------------------------------------
 
+@pytest.mark.slow
 @pytest.mark.parametrize("tie_break", ["ids", "huggingface"])
 @pytest.mark.parametrize("variant", [{}, {"global_merges": 40}, {"window": 20, "alpha": 2.0},
                                      {"window": 7, "alpha": 1.0, "global_merges": 10}])
@@ -37,6 +41,7 @@ def test_ntrex_equals_reference(shared_dir, tie_break, variant):
     assert len(result.merges) == 100 and len(set(result.chosen) - {-1}) >= 3
 
 
+@pytest.mark.slow
 def test_ntrex_rules_equal_reference(shared_dir):
     langs = ["en", "hi", "ja", "ko", "th"]
     train, dev = ntrex(shared_dir, langs, (100, 150), (0, 20))
@@ -93,7 +98,7 @@ def test_high_bytes_and_invalid_utf8_under_the_hf_order():
         assert_same(train, dev, 60, tie_break=tie_break, window=4, alpha=1.5, global_merges=9)
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(st.lists(st.lists(st.text(alphabet="aab c\u00e9\u0915\u093f", max_size=12), min_size=0, max_size=5),
                 min_size=1, max_size=4),
        st.integers(0, 4), st.integers(0, 30), st.sampled_from([None, 1, 2, 5]),
@@ -108,6 +113,7 @@ def test_random_equals_reference(texts, global_merges, n_new, window, alpha, tie
 
 # -- the moving-window variant ----------------------------------------------------------------
 
+@pytest.mark.slow
 def test_window_spreads_the_merges_and_keeps_each_choice_within_its_share(shared_dir):
     langs = ["en", "my", "hi", "ja", "km", "ru"]
     train, dev = ntrex(shared_dir, langs, (100, 200), (0, 30))

@@ -11,8 +11,7 @@ from cybpe.errors import InvalidParameterError
 from cybpe.reference.encoder import reference_encode_piece
 from cybpe.reference.trainer import reference_train_merges
 from cybpe.training.prune import RefuseTokens, dead_tokens, final_exposure
-from support import UDHR_DIR
-from test_train_rules import assert_exports_agree
+from support import UDHR_DIR, assert_exports_agree
 
 UDHR = {p.stem: p.read_text(encoding="utf-8") for p in sorted(UDHR_DIR.glob("*.txt"))}
 
@@ -47,6 +46,7 @@ def test_exposure_hand_case():
     assert RefuseTokens({b"ab"})(b"a", b"b") and not RefuseTokens({b"ab"})(b"b", b"c")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("k", [1, 3, 10])
 def test_train_prune_equals_reference_pipeline(k):
     texts = [UDHR[lang][:3000] for lang in ("en", "hi", "ru", "zh-Hans") if lang in UDHR]

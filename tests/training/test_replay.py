@@ -23,6 +23,7 @@ from cybpe.reference.trainer import reference_train_merges
 from cybpe.training.replay import encode_at_seams, joined_pairs
 from cybpe.training.rules import superbpe_vetoes
 from cybpe.training.trainer import _train_merges_seeded, train_merges
+from support import examples
 
 
 def eval_texts(shared_dir, chars=6_000):
@@ -95,7 +96,7 @@ def seeded_chunks(draw):
     return tokens, merges, chunks
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(case=seeded_chunks())
 def test_seamed_ids_equal_whole_chunk_ids_on_random_merges(case):
     tokens, merges, chunks = case
@@ -117,7 +118,8 @@ def test_bad_arguments_are_refused():
     assert ids.tolist() == [] and starts.tolist() == [0]
 
 
-@pytest.mark.parametrize("tie_break", ["ids", "huggingface"])
+# "ids" also runs the reference trainer: minutes
+@pytest.mark.parametrize("tie_break", [pytest.param("ids", marks=pytest.mark.slow), "huggingface"])
 def test_stage_two_from_token_sequences_equals_replaying_merges_and_the_reference(shared_dir, tie_break):
     """The trainer loaded from seam-cut token sequences (grouped pair counting) against the
     trainer replaying stage 1 merge by merge, and the reference trainer, with the vetoes."""

@@ -76,6 +76,7 @@ def _adversarial_texts(rng: random.Random) -> dict[str, str]:
     }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("pretokenizer", ["cl100k", "gpt2", "o200k", "gpt4-digits"])
 def test_adversarial_files(tmp_path, pretokenizer):
     for name, text in _adversarial_texts(random.Random(7)).items():

@@ -17,9 +17,10 @@ from cybpe.training.rules import no_merges_across_scripts, script_of
 from cybpe.reference.trainer import reference_train_merges
 from cybpe.training.trainer import _train_merges_seeded, train_merges
 from cybpe.errors import InvalidParameterError, TrainingError
-from support import UDHR_DIR
-from test_trainer_core import (FIELDS, LLAMA3_PATTERN, byte_level_decoder, corpora, count_chunks,
-                               merged_bytes, read_training_prefix)
+from support import LLAMA3_PATTERN, UDHR_DIR, examples
+from support import TRAIN_FIELDS as FIELDS
+from support import (assert_exports_agree, byte_level_decoder, corpora, count_chunks, merged_bytes,
+                     read_training_prefix)
 
 UDHR = {p.stem: p.read_text(encoding="utf-8") for p in sorted(UDHR_DIR.glob("*.txt"))}
 TEXTS = list(UDHR.values())
@@ -31,29 +32,6 @@ def assert_same(chunks, weights, n_new, **options):
     for field in FIELDS:
         assert getattr(fast, field) == getattr(slow, field), field
     return fast
-
-
-def assert_exports_agree(tok, texts, tmp_path):
-    """Native save/load, tiktoken and HF exports all give ``tok``'s ids."""
-    tiktoken = pytest.importorskip("tiktoken")
-    tokenizers = pytest.importorskip("tokenizers")
-    from tiktoken.load import load_tiktoken_bpe
-
-    tok.save(tmp_path / "tok.json")
-    again = cybpe.Tokenizer.load(tmp_path / "tok.json")
-    assert again.vocab == tok.vocab and again.metadata == tok.metadata
-    tok.to_tiktoken(tmp_path / "tok.tiktoken")
-    enc = tiktoken.Encoding("t", pat_str=tok.pretokenizer.export_pattern,
-                            mergeable_ranks=load_tiktoken_bpe(str(tmp_path / "tok.tiktoken")),
-                            special_tokens=tok.special_tokens)
-    tok.to_hf(tmp_path / "tokenizer.json")
-    hf = tokenizers.Tokenizer.from_file(str(tmp_path / "tokenizer.json"))
-    for text in texts:
-        ids = tok.encode_ordinary(text)
-        assert again.encode_ordinary(text) == ids
-        assert enc.encode_ordinary(text) == ids
-        assert hf.encode(text, add_special_tokens=False).ids == ids
-        assert tok.decode(ids) == text
 
 
 # ---------------------------------------------------------------------------------------------
@@ -118,7 +96,7 @@ VETOES = {
 }
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(corpora(), st.integers(0, 40), st.sampled_from(["ids", "huggingface"]),
        st.sampled_from([None, 1, 2, 3, 4, 7]), st.sampled_from(sorted(VETOES)),
        st.sampled_from([0, 2]))
@@ -207,7 +185,7 @@ def test_script_veto_trains_single_script_tokens_and_matches_the_reference(tmp_p
 # Forced merges and seeds (the trainer side of resuming)
 # ---------------------------------------------------------------------------------------------
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(corpora(), st.integers(0, 30), st.integers(0, 30), st.sampled_from(["ids", "huggingface"]),
        st.sampled_from([None, 3, 5]), st.sampled_from(["encode", "merges"]))
 def test_resuming_the_trainer_equals_an_uninterrupted_run(corpus, first, more, tie_break, limit,
@@ -238,7 +216,7 @@ def test_forced_merges_absent_from_the_corpus_are_kept(replay):
     assert result.token_bytes[258] == b"ab" and stats["reused_ids"] == 2
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(corpora(), st.lists(st.binary(min_size=2, max_size=5), max_size=6, unique=True),
        st.integers(0, 30), st.sampled_from(["ids", "huggingface"]), st.data())
 def test_both_replays_agree_with_the_reference_on_any_seeds(corpus, seeds, n_new, tie_break, data):
@@ -325,6 +303,7 @@ def test_extending_a_trained_tokenizer_on_new_data(tmp_path):
     assert_exports_agree(grown, TEXTS, tmp_path)
 
 
+@pytest.mark.slow
 def test_extending_gpt2_and_cl100k_vocabularies(shared_dir, tmp_path):
     vocab = shared_dir / "vocab"
     gpt2 = cybpe.Tokenizer.from_gpt2(vocab / "gpt2" / "encoder.json", vocab / "gpt2" / "vocab.bpe")

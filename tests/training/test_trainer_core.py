@@ -3,27 +3,19 @@
 from __future__ import annotations
 
 import json
-import lzma
 import random
-from collections import Counter
 
 import numpy as np
 import pytest
-import regex
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cybpe.reference.trainer import reference_train_merges
 from cybpe.training.trainer import PROGRESS_EVERY, _train_merges_seeded, train_merges
 from cybpe.errors import InvalidParameterError, TrainingError
-from support import DATA_DIR, UDHR_DIR
-
-# GPT-4 (cl100k) split, possessive form (as rustbpe's default) and the plain form HF's Split takes.
-GPT4_PATTERN = (r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}+|\p{N}{1,3}"""
-                r"""| ?[^\s\p{L}\p{N}]++[\r\n]*|\s*[\r\n]|\s+(?!\S)|\s+""")
-LLAMA3_PATTERN = (r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}"""
-                  r"""| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+""")
-FIELDS = ("merges", "new_ids", "counts", "token_bytes", "stop_reason")
+from support import DATA_DIR, GPT4_PATTERN, LLAMA3_PATTERN, UDHR_DIR, examples
+from support import TRAIN_FIELDS as FIELDS
+from support import byte_level_decoder, corpora, count_chunks, merged_bytes, read_training_prefix
 
 
 def assert_same(chunks, weights, n_new_tokens, **options):
@@ -33,27 +25,6 @@ def assert_same(chunks, weights, n_new_tokens, **options):
     for field in FIELDS:
         assert getattr(fast, field) == getattr(slow, field), field
     return fast
-
-
-def count_chunks(texts, pattern=GPT4_PATTERN):
-    """Unique pre-tokenized chunks (bytes) and their counts, in first-seen order."""
-    counts = Counter()
-    for text in texts:
-        counts.update(regex.findall(pattern, text))
-    return [chunk.encode("utf-8") for chunk in counts], list(counts.values())
-
-
-def merged_bytes(result):
-    """The bytes each merge produced, in merge order."""
-    return [result.token_bytes[i] for i in result.new_ids]
-
-
-def read_training_prefix(shared_dir, n_chars):
-    path = shared_dir / "corpora" / "train" / "mixed-train.txt.xz"
-    if not path.exists():
-        pytest.skip(f"{path} is absent")
-    with lzma.open(path, "rt", encoding="utf-8") as f:
-        return f.read(n_chars)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -133,24 +104,7 @@ def test_duplicate_bytes_reuse_the_existing_id():
 # 1b. Generated cases
 # ---------------------------------------------------------------------------------------------
 
-ALPHABETS = [b"a", b"ab", b"abc", b"ab \x00\xff", bytes(range(250, 256)) + b"!"]
-
-
-@st.composite
-def corpora(draw):
-    alphabet = draw(st.sampled_from(ALPHABETS))
-    piece = st.one_of(
-        st.lists(st.sampled_from(alphabet), max_size=14).map(bytes),
-        st.tuples(st.sampled_from(alphabet), st.integers(1, 40))
-        .map(lambda run: bytes([run[0]]) * run[1]),
-    )
-    chunks = draw(st.lists(piece, max_size=12, unique=True))
-    weight = st.one_of(st.integers(1, 5), st.integers(1, 10**6), st.just(2**40))
-    weights = draw(st.lists(weight, min_size=len(chunks), max_size=len(chunks)))
-    return chunks, weights
-
-
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(corpora(), st.integers(0, 50), st.sampled_from(["ids", "huggingface"]),
        st.sampled_from([0, 0, 1, 2, 5, 2**40]))
 def test_generated_corpora_match_the_reference(corpus, n_new, tie_break, min_frequency):
@@ -158,7 +112,7 @@ def test_generated_corpora_match_the_reference(corpus, n_new, tie_break, min_fre
     assert_same(chunks, weights, n_new, tie_break=tie_break, min_frequency=min_frequency)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(corpora(), st.integers(0, 50), st.sampled_from(["ids", "huggingface"]))
 def test_no_merge_ever_spells_an_existing_token(corpus, n_new, tie_break):
     # With exact BPE (global merges, greedy left-to-right application) a byte string is produced
@@ -172,7 +126,7 @@ def test_no_merge_ever_spells_an_existing_token(corpus, n_new, tie_break):
     assert stats["reused_ids"] == 0 and stats["sorted_lists"] == 0
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(corpora(), st.lists(st.binary(min_size=2, max_size=5), max_size=6, unique=True),
        st.integers(0, 40), st.sampled_from(["ids", "huggingface"]))
 def test_seed_tokens_match_the_reference(corpus, seeds, n_new, tie_break):
@@ -207,6 +161,7 @@ def test_seed_tokens_really_trigger_reuse():
 # 2. Real text
 # ---------------------------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_real_text_from_the_shared_corpora_matches_the_reference(shared_dir):
     texts = [(shared_dir / "corpora" / "eval" / name).read_text(encoding="utf-8")[:100_000]
              for name in ("docs/en.txt", "docs/ja.txt", "code/python.txt")]
@@ -258,15 +213,6 @@ def test_same_merges_as_rustbpe(shared_dir):
         assert ours[:256 + stop] == peer_tokens[:256 + stop]
     else:
         assert ours == peer_tokens
-
-
-def byte_level_decoder():
-    """ByteLevel character -> byte (GPT-2's printable mapping)."""
-    printable = [b for b in range(256) if 33 <= b <= 126 or 161 <= b <= 172 or 174 <= b <= 255]
-    others = [b for b in range(256) if b not in set(printable)]
-    table = {chr(b): b for b in printable}
-    table.update({chr(256 + n): b for n, b in enumerate(others)})
-    return table
 
 
 def test_same_merges_as_huggingface(shared_dir):

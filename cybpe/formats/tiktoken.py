@@ -52,8 +52,8 @@ def _parse_lines(src: str, lines: list[bytes]) -> "list[Optional[bytes]] | Forma
                 f"{where}: rank {shown!r} where {expected} or more was expected "
                 "(ranks are decimal integers in increasing order)"
             )
-        if rank - expected > len(lines) - len(seen):
-            return FormatError(f"{where}: rank {rank} skips {rank - expected} ids, more than the "
+        if (expected - len(seen)) + (rank - expected) > len(lines):  # ids skipped so far
+            return FormatError(f"{where}: rank {rank} makes the ranks skip more ids than the "
                                f"file has lines ({len(lines)}): not a .tiktoken vocabulary")
         try:
             token = strict_b64decode(b64)

@@ -23,6 +23,7 @@ from cybpe.pretokenize.pretokenizer import PreTokenizer, regex_forced
 from cybpe.pretokenize.registry import get_pretokenizer, pretokenizer_from_spec
 from cybpe.pretokenize.specials import SpecialTokenSplitter
 from cybpe.formats.vocab import Vocab
+from cybpe._tokenizer_hf import TransformersMethods
 from cybpe.encode import budgets
 from cybpe.encode.budgets import TextChunk, check_budget
 from cybpe.encode.worker_threads import run_sliced
@@ -91,7 +92,7 @@ def _groups_of_chars(texts: list[str], chars: int) -> Iterator[list[str]]:
         yield texts[start:]
 
 
-class Tokenizer:
+class Tokenizer(TransformersMethods):
     """Byte-level BPE tokenizer: ``encode`` / ``decode`` text with a vocabulary and a pre-tokenizer.
 
     Ids are exactly tiktoken's for the same ranks and pattern (and HF tokenizers' for the same
@@ -647,8 +648,14 @@ class Tokenizer:
         out.append(self._encoder.decode_bytes(values[start:]))
         return b"".join(out)
 
-    def decode(self, ids: Iterable[int], errors: str = "replace") -> str:
-        """The text of the ids (invalid UTF-8 handled by ``errors``, as ``bytes.decode``)."""
+    def decode(self, ids: Iterable[int], errors: str = "replace", *, skip_special_tokens: bool = False) -> str:
+        """The text of the ids (invalid UTF-8 handled by ``errors``, as ``bytes.decode``).
+        ``skip_special_tokens=True`` leaves out the special added tokens (not the non-special
+        ones), as transformers' ``decode``."""
+        if skip_special_tokens:
+            skipped = self._skipped_ids()
+            ids = [i for i in (ids.tolist() if isinstance(ids, np.ndarray) else ids)
+                   if not (isinstance(i, (int, np.integer)) and int(i) in skipped)]
         data = self.decode_bytes(ids)
         try:
             return data.decode("utf-8", errors)

@@ -652,6 +652,8 @@ class Tokenizer(TransformersMethods):
         """The text of the ids (invalid UTF-8 handled by ``errors``, as ``bytes.decode``).
         ``skip_special_tokens=True`` leaves out the special added tokens (not the non-special
         ones), as transformers' ``decode``."""
+        if not isinstance(skip_special_tokens, (bool, np.bool_)):
+            raise ParameterTypeError(f"skip_special_tokens must be True or False, not {describe(skip_special_tokens)}")
         if skip_special_tokens:
             skipped = self._skipped_ids()
             ids = [i for i in (ids.tolist() if isinstance(ids, np.ndarray) else ids)

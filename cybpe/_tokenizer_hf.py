@@ -23,7 +23,7 @@ from typing import Any, Optional, Sequence, Union
 
 import numpy as np
 
-from cybpe.errors import InvalidParameterError, ParameterTypeError
+from cybpe.errors import InvalidParameterError, InvalidTokenError, ParameterTypeError, describe
 
 _ROLE_ORDER = ("bos_token", "eos_token", "unk_token", "pad_token")
 
@@ -93,7 +93,13 @@ class TransformersMethods:
         if isinstance(ids, (str, bytes)) or not hasattr(ids, "__iter__"):
             raise ParameterTypeError(f"ids must be an int or a sequence of ints, not {type(ids).__name__}")
         skipped = self._skipped_ids() if skip_special_tokens else frozenset()
-        return [backward.get(int(i)) for i in ids if int(i) not in skipped]
+        out = []
+        for i in (ids.tolist() if isinstance(ids, np.ndarray) else ids):
+            if isinstance(i, bool) or not isinstance(i, (int, np.integer)):
+                raise InvalidTokenError(f"token id {describe(i)} is not an integer")
+            if int(i) not in skipped:
+                out.append(backward.get(int(i)))
+        return out
 
     def convert_tokens_to_ids(self, tokens: Union[str, Sequence[str]]) -> Union[Optional[int], list[Optional[int]]]:
         """The id of an HF token string (or of each string of a list): the ``unk_token``'s id,
@@ -104,6 +110,10 @@ class TransformersMethods:
             return forward.get(tokens, unk)
         if not hasattr(tokens, "__iter__"):
             raise ParameterTypeError(f"tokens must be a str or a sequence of str, not {type(tokens).__name__}")
+        tokens = list(tokens)
+        for t in tokens:
+            if not isinstance(t, str):
+                raise ParameterTypeError(f"a token must be a str, not {type(t).__name__}")
         return [forward.get(t, unk) for t in tokens]
 
     def tokenize(self, text: str, **kwargs: Any) -> list[str]:
@@ -141,6 +151,8 @@ class TransformersMethods:
         """:meth:`decode` of each id sequence (transformers' ``batch_decode``)."""
         if isinstance(sequences, np.ndarray):
             sequences = sequences.tolist()
+        if isinstance(sequences, (str, bytes)) or not hasattr(sequences, "__iter__"):
+            raise ParameterTypeError(f"batch_decode() takes a sequence of id sequences, not {type(sequences).__name__}")
         return [self.decode(ids, skip_special_tokens=skip_special_tokens) for ids in sequences]  # type: ignore[attr-defined]
 
     def _hf_encode(self, text: str) -> list[int]:

@@ -23,6 +23,7 @@ from cybpe.pretokenize.pretokenizer import PreTokenizer, regex_forced
 from cybpe.pretokenize.registry import get_pretokenizer, pretokenizer_from_spec
 from cybpe.pretokenize.specials import SpecialTokenSplitter
 from cybpe.formats.vocab import Vocab
+from cybpe._tokenizer_hf import TransformersMethods
 from cybpe.encode import budgets
 from cybpe.encode.budgets import TextChunk, check_budget
 from cybpe.encode.worker_threads import run_sliced
@@ -91,7 +92,7 @@ def _groups_of_chars(texts: list[str], chars: int) -> Iterator[list[str]]:
         yield texts[start:]
 
 
-class Tokenizer:
+class Tokenizer(TransformersMethods):
     """Byte-level BPE tokenizer: ``encode`` / ``decode`` text with a vocabulary and a pre-tokenizer.
 
     Ids are exactly tiktoken's for the same ranks and pattern (and HF tokenizers' for the same
@@ -148,11 +149,16 @@ class Tokenizer:
                                    "unk_token": unk_token, "pad_token": pad_token},
                                   vocab.special_tokens, "Tokenizer")
         self._model_max_length = check_model_max_length(model_max_length, "Tokenizer")
+        #: ordinary ids that are no token (``vocab.gaps``), and the specials sitting in them
+        self._gaps: frozenset[int] = vocab.gaps
+        decoder = {i: s.encode("utf-8") for i, s in vocab.special_decoder().items()}
+        self._gap_specials = {i: decoder.pop(i) for i in self._gaps if i in decoder}
+        self._encoder_tokens = _with_placeholders(vocab.tokens, self._gaps) if self._gaps else vocab.tokens
         self._encoder = RankEncoder(
-            vocab.tokens,
+            self._encoder_tokens,
             None if vocab.encode_by_rank else vocab.merges,
             whole_piece_lookup=vocab.ignore_merges,
-            special_tokens={i: s.encode("utf-8") for s, i in vocab.special_tokens.items()},
+            special_tokens=decoder,
         )
         # Splitters for the special-token sets that encode() is called with, built once each
         # (building one sorts, joins and compiles an alternation: 7x a short text's encode).
@@ -299,9 +305,9 @@ class Tokenizer:
             allowed = self.special_tokens_set
         else:
             allowed = _special_set(allowed_special, "allowed_special")
-        unknown = allowed - self.special_tokens_set
-        if unknown:
-            raise InvalidTokenError(f"allowed_special names tokens that are not special tokens: {sorted(unknown)}")
+        # A name that is no special token is ignored, as tiktoken ignores it: such text is
+        # ordinary text (and raises only if disallowed_special names it).
+        allowed &= self.special_tokens_set
         if type(disallowed_special) is str and disallowed_special == "all":
             disallowed = self.special_tokens_set - allowed - self.non_special_tokens
         else:
@@ -352,7 +358,8 @@ class Tokenizer:
                disallowed_special: SpecialSet = "all", max_tokens: Optional[int] = None) -> list[int]:
         """Encode ``text``; special-token strings raise unless allowed (tiktoken semantics).
 
-        ``allowed_special``: special tokens encoded as such (``"all"`` for every one).
+        ``allowed_special``: special tokens encoded as such (``"all"`` for every one); a string
+        that is no special token is ignored (as tiktoken does: it stays ordinary text).
         ``disallowed_special``: special strings that raise :class:`DisallowedSpecialTokenError`
         when present (default ``"all"``: every special not allowed); ``()`` encodes them as text.
         ``max_tokens``: at most this many ids, cut as :meth:`truncate` cuts (which also says where).
@@ -577,34 +584,80 @@ class Tokenizer:
         return run_sliced(fn, texts, _thread_count(num_threads))
 
     def encode_single_token(self, token: Union[str, bytes]) -> int:
-        """The id of one token given as its bytes (or a special token / ordinary text str)."""
+        """The id of one token, given as its bytes or as a ``str`` (its UTF-8 bytes), as
+        tiktoken looks it up: an ordinary token with these bytes first, then a special token
+        whose string these bytes are (so ``b"<|endoftext|>"`` works as well as the ``str``).
+        Anything else raises :class:`InvalidTokenError`, which is also a ``KeyError`` (what
+        tiktoken raises)."""
         if isinstance(token, str):
-            if token in self.vocab.special_tokens:
-                return self.vocab.special_tokens[token]
+            text = str.__str__(token)
             try:
-                token = str.encode(token, "utf-8")
+                data = str.encode(text, "utf-8")
             except UnicodeEncodeError:
                 raise InvalidTokenError(f"{token!r} has a lone surrogate: not a token") from None
-        elif not isinstance(token, (bytes, bytearray, memoryview)):
+        elif isinstance(token, (bytes, bytearray, memoryview)):
+            data, text = bytes(token), None
+        else:
             raise ParameterTypeError(
                 f"encode_single_token() takes bytes or str, not {type(token).__name__}")
-        found = self._encoder.token_id(token)
-        if found < 0:
-            raise InvalidTokenError(f"{token!r} is not a token of this vocabulary")
-        return found
+        found = self._encoder.token_id(data)
+        if found >= 0 and found not in self._gaps:
+            return found
+        if text is None:
+            try:
+                text = data.decode("utf-8")
+            except UnicodeDecodeError:
+                text = None
+        if text is not None and text in self.vocab.special_tokens:
+            return self.vocab.special_tokens[text]
+        raise InvalidTokenError(f"{token!r} is not a token of this vocabulary")
 
     # -- decoding ----------------------------------------------------------------------------
     def decode_bytes(self, ids: Iterable[int]) -> bytes:
-        """The bytes of the ids; an unknown id raises :class:`InvalidTokenError` naming it."""
+        """The bytes of the ids; an unknown id raises :class:`InvalidTokenError` naming it (also
+        a ``KeyError``, as tiktoken raises)."""
         try:
-            return self._encoder.decode_bytes(ids)
+            if self._gaps and not isinstance(ids, (np.ndarray, list)):
+                ids = list(ids)  # read twice below
+            data = self._encoder.decode_bytes(ids)
         except (TypeError, ValueError, OverflowError) as exc:
             if isinstance(exc, CybpeError):
                 raise
             raise InvalidTokenError(f"ids must be a flat sequence of integer token ids ({exc})") from None
+        if self._gaps:
+            return self._decode_gapped(ids, data)
+        return data
 
-    def decode(self, ids: Iterable[int], errors: str = "replace") -> str:
-        """The text of the ids (invalid UTF-8 handled by ``errors``, as ``bytes.decode``)."""
+    def _decode_gapped(self, ids: Iterable[int], data: bytes) -> bytes:
+        """decode_bytes when the vocabulary skips ids: the encoder has decoded (and checked)
+        every other id, and wrote a placeholder for each gap id; each gap id becomes the special
+        token sitting there, or raises."""
+        values = np.asarray(ids).astype(np.int64).reshape(-1)
+        where = np.flatnonzero(np.isin(values, np.fromiter(self._gaps, dtype=np.int64)))
+        if where.size == 0:
+            return data
+        out, start = [], 0
+        for position in where.tolist():
+            gap = int(values[position])
+            special = self._gap_specials.get(gap)
+            if special is None:
+                raise InvalidTokenError(f"token id {gap} (at position {position}) is not in the vocabulary")
+            out.append(self._encoder.decode_bytes(values[start:position]))
+            out.append(special)
+            start = position + 1
+        out.append(self._encoder.decode_bytes(values[start:]))
+        return b"".join(out)
+
+    def decode(self, ids: Iterable[int], errors: str = "replace", *, skip_special_tokens: bool = False) -> str:
+        """The text of the ids (invalid UTF-8 handled by ``errors``, as ``bytes.decode``).
+        ``skip_special_tokens=True`` leaves out the special added tokens (not the non-special
+        ones), as transformers' ``decode``."""
+        if not isinstance(skip_special_tokens, (bool, np.bool_)):
+            raise ParameterTypeError(f"skip_special_tokens must be True or False, not {describe(skip_special_tokens)}")
+        if skip_special_tokens:
+            skipped = self._skipped_ids()
+            ids = [i for i in (ids.tolist() if isinstance(ids, np.ndarray) else ids)
+                   if not (isinstance(i, (int, np.integer)) and int(i) in skipped)]
         data = self.decode_bytes(ids)
         try:
             return data.decode("utf-8", errors)
@@ -613,18 +666,28 @@ class Tokenizer:
             raise InvalidParameterError(f"errors={describe(errors)} is not an error handler ({exc})") from None
 
     def decode_single_token_bytes(self, token_id: int) -> bytes:
-        """The bytes of one id (an integer: ``5.7`` is an :class:`InvalidTokenError`, not 5)."""
-        return self._encoder.token_bytes(token_id)
+        """The bytes of one id (an integer: ``5.7`` is an :class:`InvalidTokenError`, not 5).
+        An id that is no token (one of cl100k_base's unused ids) raises
+        :class:`InvalidTokenError`, which is also a ``KeyError`` (what tiktoken raises)."""
+        return self.token_bytes(token_id)
 
     def decode_tokens_bytes(self, ids: Iterable[int]) -> list[bytes]:
         """The bytes of each id, one ``bytes`` per token (tiktoken's ``decode_tokens_bytes``)."""
         if isinstance(ids, (str, bytes)) or not hasattr(ids, "__iter__"):
             raise InvalidTokenError(f"ids must be a sequence of integer token ids, not {type(ids).__name__}")
+        if self._gaps:
+            return [self.token_bytes(i) for i in ids]
         return [self._encoder.token_bytes(i) for i in ids]
 
     def token_bytes(self, token_id: int) -> bytes:
         """The bytes of one token id (the same as :meth:`decode_single_token_bytes`)."""
-        return self._encoder.token_bytes(token_id)
+        found = self._encoder.token_bytes(token_id)  # checks the id (a gap gives its placeholder)
+        if self._gaps and operator.index(token_id) in self._gaps:
+            special = self._gap_specials.get(operator.index(token_id))
+            if special is None:
+                raise InvalidTokenError(f"token id {operator.index(token_id)} is not in the vocabulary")
+            return special
+        return found
 
     def stream_decoder(self, errors: str = "replace") -> "StreamDecoder":
         """A decoder fed ids piece by piece that holds back incomplete UTF-8 between calls."""
@@ -702,7 +765,8 @@ class Tokenizer:
         found = self.__dict__.get("_sorted_token_cache")
         if found is None:
             tokens = self.vocab.tokens
-            order = sorted(range(len(tokens)), key=tokens.__getitem__)
+            ids = [i for i in range(len(tokens)) if i not in self._gaps] if self._gaps else range(len(tokens))
+            order = sorted(ids, key=tokens.__getitem__)
             found = self.__dict__["_sorted_token_cache"] = ([tokens[i] for i in order], order)
         return found
 
@@ -715,7 +779,7 @@ class Tokenizer:
         if found is None:
             vocab = self.vocab
             found = self.__dict__["_merge_only_cache"] = RankEncoder(
-                vocab.tokens, None if vocab.encode_by_rank else vocab.merges, whole_piece_lookup=False)
+                self._encoder_tokens, None if vocab.encode_by_rank else vocab.merges, whole_piece_lookup=False)
         return found
 
     # -- training report -----------------------------------------------------------------------
@@ -779,10 +843,21 @@ class Tokenizer:
         return (isinstance(other, Tokenizer) and self.vocab == other.vocab
                 and self.pretokenizer == other.pretokenizer)
 
+    def __hash__(self) -> int:
+        """Hashable (as tiktoken's ``Encoding``: ``functools.lru_cache`` and dict keys work),
+        consistently with ``==``: equal tokenizers have equal hashes. The hash reads the
+        pre-tokenizer, the special tokens and the ordinary tokens' count and last token, so it
+        is cheap; a vocabulary changed in place after hashing changes it (do not do that to a
+        dict key)."""
+        vocab = self.vocab
+        return hash((self.pretokenizer, len(vocab.tokens), vocab.tokens[-1] if vocab.tokens else None,
+                     frozenset(vocab.special_tokens.items())))
+
     def save(self, path: PathLike) -> None:
         """Save in cybpe's versioned JSON format (atomically: temporary file, then rename)."""
         from cybpe.formats.native import save_native
 
+        self.vocab.check_exportable("cybpe's native format", aliases=True)
         meta = {**self.metadata, "name": self.name, "normalizer": self.normalizer}
         save_native(path, self.vocab, self.pretokenizer.spec(), meta, self._tokenizer_fields())
 
@@ -909,6 +984,7 @@ class Tokenizer:
         then, nor when a write fails (:class:`~cybpe.errors.SaveError`)."""
         from cybpe.formats.transformers_dir import save_transformers_dir
 
+        self.vocab.check_exportable("a transformers tokenizer directory")
         added = self.vocab.special_tokens
         save_transformers_dir(directory, self.to_hf, dict(added),
                               set(added) - self.non_special_tokens, self.roles,
@@ -921,6 +997,7 @@ class Tokenizer:
         from cybpe.formats.hf import save_hf_tokenizer_json
 
         vocab = self.vocab
+        vocab.check_exportable("HF tokenizer.json")
         if vocab.encode_by_rank:  # HF applies merges literally: give it every split (all-splits)
             vocab = Vocab(vocab.tokens, None, dict(vocab.special_tokens), True)
         save_hf_tokenizer_json(path, vocab, export_pattern(self.pretokenizer, "HF tokenizers"),
@@ -943,8 +1020,33 @@ class Tokenizer:
         from cybpe.formats.gpt2 import save_gpt2
         from cybpe.formats.hf import GPT2_PATTERN
 
+        self.vocab.check_exportable("GPT-2's encoder.json + vocab.bpe")
         merges = gpt2_merges(self.vocab, self.pretokenizer, (GPT2_PATTERN,))
         save_gpt2(encoder_json, vocab_bpe, self.vocab, merges)
+
+
+def _with_placeholders(tokens: list, gaps: frozenset[int]) -> list[bytes]:
+    """``tokens`` with each gap (None) replaced by bytes the encoder can never produce, so that
+    the compiled encoder, which numbers ordinary tokens 0..n-1 without holes, takes the
+    vocabulary unchanged. A placeholder is invalid UTF-8 (no piece of a ``str`` is ever equal
+    to it), no two tokens concatenate to it and it is no token's prefix or suffix (so no merge
+    makes it or starts from it); :class:`Tokenizer` never lets its id out (decode, lookups and
+    byte input check the gaps)."""
+    present = [t for t in tokens if t is not None]
+    known = set(present)
+    out = list(tokens)
+    for gap in sorted(gaps):
+        salt = 0
+        while True:
+            candidate = b"\xff\xfe\xff gap %d/%d \xfe\xff" % (gap, salt)
+            splits = any(candidate[:k] in known and candidate[k:] in known for k in range(1, len(candidate)))
+            if (candidate not in known and not splits
+                    and not any(t.startswith(candidate) or t.endswith(candidate) for t in present)):
+                break
+            salt += 1
+        known.add(candidate)
+        out[gap] = candidate
+    return out
 
 
 def _special_set(value: Any, argument: str) -> set[str]:

@@ -3,7 +3,8 @@
 Where Python has a matching built-in exception, the typed error subclasses it too, so existing
 ``except`` clauses keep working: ``UnknownPreTokenizerError`` is a ``KeyError``;
 ``InvalidParameterError`` and its kin (``TrainingError``, ``CorpusError``, ``FormatError``,
-``DisallowedSpecialTokenError``, ``InvalidTokenError``, ``EncodingError``) are ``ValueError``;
+``DisallowedSpecialTokenError``, ``InvalidTokenError``, ``EncodingError``) are ``ValueError``
+(``InvalidTokenError`` is a ``KeyError`` too, as tiktoken raises for an unknown token);
 ``ParameterTypeError`` is a ``ValueError`` and a ``TypeError``; ``TooLargeError`` a ``ValueError``
 and an ``OverflowError``; ``ConcurrentUseError`` a ``RuntimeError``; ``PatternTimeoutError`` a
 ``TimeoutError``; ``SaveError`` an ``OSError``. ``DuplicatePreTokenizerError`` and
@@ -66,8 +67,15 @@ class DisallowedSpecialTokenError(CybpeError, ValueError):
     """The text contains a special-token string that the caller did not allow."""
 
 
-class InvalidTokenError(CybpeError, ValueError):
-    """A token id (or token bytes) is not in the vocabulary."""
+class InvalidTokenError(CybpeError, ValueError, KeyError):
+    """A token id (or token bytes) is not in the vocabulary.
+
+    Both a ``ValueError`` and a ``KeyError``: tiktoken raises ``KeyError`` for an unknown id or
+    token (``decode_single_token_bytes``, ``decode``, ``encode_single_token``), so code written
+    for tiktoken (``except KeyError``) keeps working."""
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0]) if self.args else ""
 
 
 class EncodingError(CybpeError, ValueError):

@@ -8,11 +8,11 @@ is the named built-in pre-tokenizer's; the tests compare both with what tiktoken
 constructors return. The model tables are tiktoken's
 ``MODEL_TO_ENCODING`` and ``MODEL_PREFIX_TO_ENCODING`` (``tiktoken/model.py``).
 
-Not registered: tiktoken's ``o200k_harmony`` (and its model prefix ``gpt-oss-``). Its special
-tokens give the id 200018 to two strings (``<|endofprompt|>`` from o200k_base and
-``<|reserved_200018|>`` from its reserved range), so which one tiktoken decodes 200018 to depends
-on hash order; a cybpe vocabulary gives every special token its own id, so it is refused rather
-than approximated.
+Two of them are not plain: p50k_base's and p50k_edit's ranks skip 50256 (the id of
+``<|endoftext|>``), and ``o200k_harmony`` gives the id 200018 to two special strings
+(``<|endofprompt|>`` from o200k_base and ``<|reserved_200018|>`` from its reserved range). Both
+load as tiktoken builds them: a gap and an alias of :class:`~cybpe.Vocab` (200018 decodes to
+``<|endofprompt|>``, as tiktoken 0.14 decodes it).
 """
 
 from __future__ import annotations
@@ -48,7 +48,8 @@ QWEN3 = EncodingFile("qwen3/tokenizer.json", "aeb13307a71acd8fe81861d94ad54ab689
 #: name -> tiktoken's definition: the pre-tokenizer, special tokens and size of the one table
 #: (cybpe/formats/known.py), with the files.
 _FILES = {"gpt2": (GPT2_VOCAB_BPE, GPT2_ENCODER_JSON), "r50k_base": (R50K,), "p50k_base": (P50K,),
-          "p50k_edit": (P50K,), "cl100k_base": (CL100K,), "o200k_base": (O200K,)}
+          "p50k_edit": (P50K,), "cl100k_base": (CL100K,), "o200k_base": (O200K,),
+          "o200k_harmony": (O200K,)}
 TIKTOKEN_DEFINITIONS: dict[str, dict[str, Any]] = {
     name: {**KNOWN_ENCODINGS[name], "files": files} for name, files in _FILES.items()}
 
@@ -69,6 +70,7 @@ MODELS: dict[str, tuple[str, ...]] = {
 MODEL_PREFIXES: dict[str, tuple[str, ...]] = {
     "o200k_base": ("o1-", "o3-", "o4-mini-", "gpt-5", "gpt-4.5-", "gpt-4.1-", "chatgpt-4o-", "gpt-4o-",
                    "ft:gpt-4o"),
+    "o200k_harmony": ("gpt-oss-",),
     "cl100k_base": ("gpt-4-", "gpt-3.5-turbo-", "gpt-35-turbo-", "ft:gpt-4", "ft:gpt-3.5-turbo",
                     "ft:davinci-002", "ft:babbage-002"),
 }

@@ -66,10 +66,11 @@ class EncodingEntry:
         if not isinstance(tok, Tokenizer):
             raise PluginError(f"encoding {self.name!r} (plugin {self.plugin!r}): build returned "
                               f"{type(tok).__name__}, not a cybpe.Tokenizer")
+        ordinary = len(tok.vocab.tokens) - len(tok.vocab.gaps)
         if self.n_vocab is not None and (tok.n_vocab != self.n_vocab or
-                                         len(tok.vocab.tokens) + len(tok.special_tokens) != self.n_vocab):
+                                         ordinary + len(tok.special_tokens) != self.n_vocab):
             raise FormatError(f"encoding {self.name!r}: {', '.join(paths)} give {tok.n_vocab} ids "
-                              f"({len(tok.vocab.tokens)} ordinary + {len(tok.special_tokens)} special), "
+                              f"({ordinary} ordinary + {len(tok.special_tokens)} special), "
                               f"not the registered {self.n_vocab}")
         tok.name = self.name
         return tok

@@ -26,6 +26,17 @@ KNOWN_ENCODINGS: dict[str, dict] = {
                                        _FIM_SUFFIX: 100260, _ENDOFPROMPT: 100276}},
     "o200k_base": {"pretokenizer": "o200k", "n_vocab": None,
                    "special_tokens": {_ENDOFTEXT: 199999, _ENDOFPROMPT: 200018}},
+    # o200k_base's ranks with the harmony chat format's tokens; 200018 is both o200k_base's
+    # <|endofprompt|> and <|reserved_200018|> (an alias: it decodes to <|endofprompt|>).
+    "o200k_harmony": {"pretokenizer": "o200k", "n_vocab": None,
+                      "special_tokens": {
+                          _ENDOFTEXT: 199999, _ENDOFPROMPT: 200018, "<|startoftext|>": 199998,
+                          "<|reserved_200000|>": 200000, "<|reserved_200001|>": 200001,
+                          "<|return|>": 200002, "<|constrain|>": 200003, "<|reserved_200004|>": 200004,
+                          "<|channel|>": 200005, "<|start|>": 200006, "<|end|>": 200007,
+                          "<|message|>": 200008, "<|reserved_200009|>": 200009,
+                          "<|reserved_200010|>": 200010, "<|reserved_200011|>": 200011, "<|call|>": 200012,
+                          **{f"<|reserved_{i}|>": i for i in range(200013, 201088)}}},
 }
 
 

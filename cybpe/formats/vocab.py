@@ -31,6 +31,14 @@ class Vocab:
       would not merge ``a + bc`` into ``abc`` when ``abc`` was learned as ``ab + c``).
     * ``special_tokens`` maps each special string to its id; special ids never collide with
       ordinary ids.
+    * Gaps and aliases (what tiktoken's vocabularies have): in a rank-only vocabulary
+      (``merges is None``) ``tokens[i]`` may be ``None``, an id that is no ordinary token
+      (p50k_base's ranks skip 50256, where ``<|endoftext|>`` sits); a special token may take such
+      an id, and two special strings may share one id (o200k_harmony gives 200018 to
+      ``<|endofprompt|>`` and ``<|reserved_200018|>``): both encode to it, and it decodes to the
+      first of them in ``special_tokens``' order (what tiktoken does for o200k_harmony). The
+      last ordinary id is always a token. Formats that cannot hold gaps or aliases refuse them
+      on export (:meth:`check_exportable`).
     """
 
     tokens: list[bytes]
@@ -68,6 +76,8 @@ class Vocab:
         elif index is None:
             seen = {}
             for i, tok in enumerate(self.tokens):
+                if tok is None:  # a gap (checked below: rank-only vocabularies only)
+                    continue
                 if not isinstance(tok, bytes) or not tok:
                     raise FormatError(f"{source}: token id {i} is empty or not bytes")
                 if tok in seen:
@@ -83,6 +93,13 @@ class Vocab:
                 f"{source}: {len(missing)} single bytes are not tokens (first: {missing[0]})"
             )
         n = len(self.tokens)
+        gaps = self.gaps if index is None else frozenset()
+        if gaps:
+            if self.merges is not None:
+                raise FormatError(f"{source}: token id {min(gaps)} is None (a gap): only a rank-only "
+                                  "vocabulary (merges None) may skip ids")
+            if self.tokens[-1] is None:
+                raise FormatError(f"{source}: the last ordinary id ({n - 1}) is a gap (None)")
         for s, i in self.special_tokens.items():
             if not isinstance(s, str) or not s:
                 raise FormatError(f"{source}: special token {s!r} is not a non-empty string")
@@ -92,7 +109,7 @@ class Vocab:
                 raise FormatError(f"{source}: special token {s!r} has a lone surrogate") from None
             if not isinstance(i, int) or isinstance(i, bool):
                 raise FormatError(f"{source}: special token {s!r} has id {i!r}, not an integer")
-            if i < 0 or i < n:
+            if i < 0 or (i < n and i not in gaps):
                 raise FormatError(
                     f"{source}: special token {s!r} has id {i}, which collides with an ordinary id"
                 )
@@ -100,8 +117,6 @@ class Vocab:
                 raise FormatError(
                     f"{source}: special token {s!r} has id {i}; ids are 32-bit (at most {MAX_ID})"
                 )
-        if len(set(self.special_tokens.values())) != len(self.special_tokens):
-            raise FormatError(f"{source}: two special tokens share an id")
         if self.merges is not None and not merges_checked:
             self._check_merges(source, index, seen)
         if merges_checked:
@@ -113,7 +128,7 @@ class Vocab:
 
     def __getstate__(self) -> dict[str, Any]:
         """The fields only: what validate remembers is not pickled (it is checked again)."""
-        return {k: v for k, v in self.__dict__.items() if k != "_checked"}
+        return {k: v for k, v in self.__dict__.items() if k not in ("_checked", "_gap_cache")}
 
     def _check_merges(self, source: str, index: Optional[TokenIndex],
                       seen: Optional[dict[bytes, int]]) -> None:
@@ -141,6 +156,54 @@ class Vocab:
             raise FormatError(
                 f"{source}: merge {k} is not a (left id, right id) pair of integers"
             ) from None
+
+    @property
+    def gaps(self) -> frozenset[int]:
+        """The ordinary ids that are no token (``tokens[i] is None``); usually empty."""
+        found = self.__dict__.get("_gap_cache")
+        if found is None or found[0] is not self.tokens or found[1] != len(self.tokens):
+            tokens = self.tokens
+            ids = frozenset(i for i, t in enumerate(tokens) if t is None) if None in tokens else frozenset()
+            found = self.__dict__["_gap_cache"] = (tokens, len(tokens), ids)
+        return found[2]
+
+    @property
+    def aliased_ids(self) -> frozenset[int]:
+        """The ids that two or more special strings share; usually empty."""
+        ids = list(self.special_tokens.values())
+        if len(set(ids)) == len(ids):
+            return frozenset()
+        seen: set[int] = set()
+        shared: set[int] = set()
+        for i in ids:
+            (shared if i in seen else seen).add(i)
+        return frozenset(shared)
+
+    def special_decoder(self) -> dict[int, str]:
+        """id -> the special string it decodes to: for an id shared by several strings, the
+        first of them in ``special_tokens``' order."""
+        out: dict[int, str] = {}
+        for s, i in self.special_tokens.items():
+            out.setdefault(i, s)
+        return out
+
+    def check_exportable(self, target: str, *, gaps: bool = False, aliases: bool = False) -> None:
+        """:class:`~cybpe.errors.ExportError` unless ``target`` can hold this vocabulary:
+        ``gaps=True`` / ``aliases=True`` say that the format holds skipped ids / special
+        tokens sharing an id."""
+        from cybpe.errors import ExportError
+
+        if not gaps and self.gaps:
+            raise ExportError(
+                f"{target} cannot hold a vocabulary whose ordinary ids skip {len(self.gaps)} id(s) "
+                f"(first: {min(self.gaps)}): its ids would shift. Save it as .tiktoken "
+                "(to_tiktoken), which keeps the ranks, or pickle the Tokenizer")
+        if not aliases and self.aliased_ids:
+            shared = min(self.aliased_ids)
+            names = [s for s, i in self.special_tokens.items() if i == shared]
+            raise ExportError(
+                f"{target} cannot give one id to several special tokens ({shared}: "
+                f"{', '.join(map(repr, names))}); remove all but one of them first")
 
     @property
     def n_vocab(self) -> int:

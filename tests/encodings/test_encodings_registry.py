@@ -120,8 +120,6 @@ def test_definitions_are_tiktokens(monkeypatch):
     outputs = _tiktoken_constructor_outputs(monkeypatch)
     registered = set(cybpe.list_encoding_names())
     for name, (kwargs, files) in outputs.items():
-        if name == "o200k_harmony":
-            continue
         assert name in registered, name
         definition = TIKTOKEN_DEFINITIONS[name]
         pattern = cybpe.get_pretokenizer(definition["pretokenizer"]).pattern
@@ -135,14 +133,14 @@ def test_definitions_are_tiktokens(monkeypatch):
         assert [(f.url, f.sha256) for f in entry.files] == files, name
 
 
-def test_o200k_harmony_is_refused_for_its_shared_special_id(monkeypatch):
-    """Not registered because tiktoken's definition gives one id to two special tokens."""
+def test_o200k_harmony_is_registered_with_its_shared_special_id(monkeypatch):
+    """tiktoken's definition gives one id to two special tokens; cybpe keeps both (an alias)."""
     kwargs, _ = _tiktoken_constructor_outputs(monkeypatch)["o200k_harmony"]
     ids = list(kwargs["special_tokens"].values())
     assert len(ids) != len(set(ids))
-    assert "o200k_harmony" not in cybpe.list_encoding_names()
-    with pytest.raises(UnknownEncodingError):
-        cybpe.get_encoding("o200k_harmony")
+    assert "o200k_harmony" in cybpe.list_encoding_names()
+    assert TIKTOKEN_DEFINITIONS["o200k_harmony"]["special_tokens"] == kwargs["special_tokens"]
+    assert cybpe.encoding_name_for_model("gpt-oss-120b") == "o200k_harmony"
 
 
 def test_the_shared_files_have_tiktokens_published_hashes(vocab_dir, tmp_path):
@@ -316,12 +314,11 @@ def test_encoding_for_model_matches_tiktoken():
             tiktoken_model.encoding_name_for_model(model)
         with pytest.raises(UnknownEncodingError):
             cybpe.encoding_name_for_model(model)
-    # The whole tables, apart from the one encoding cybpe refuses.
+    # The whole tables.
     table = {m: n for n, models in MODELS.items() for m in models}
     assert table == tiktoken_model.MODEL_TO_ENCODING
     prefixes = {p: n for n, ps in MODEL_PREFIXES.items() for p in ps}
-    expected = {p: n for p, n in tiktoken_model.MODEL_PREFIX_TO_ENCODING.items() if n != "o200k_harmony"}
-    assert prefixes == expected
+    assert prefixes == tiktoken_model.MODEL_PREFIX_TO_ENCODING
 
 
 def test_encoding_for_model_returns_the_encoding(places, vocab_dir, monkeypatch):

@@ -220,9 +220,27 @@ def test_the_documented_differences(pairs):
         with pytest.raises(ours):
             call(tok)
     assert issubclass(InvalidTokenError, ValueError) and issubclass(ParameterTypeError, TypeError)
-    assert ref.encode("hi", allowed_special={"<|nope|>"}) == [6151]  # ignored by tiktoken
-    with pytest.raises(InvalidTokenError, match="<\\|nope\\|>"):
-        tok.encode("hi", allowed_special={"<|nope|>"})
+    # tiktoken's KeyError contract holds: the typed error is a KeyError too
+    assert issubclass(InvalidTokenError, KeyError)
+    for call in (lambda e: e.decode([100256]), lambda e: e.decode_single_token_bytes(100256),
+                 lambda e: e.encode_single_token("hello world!!")):
+        for enc in (ref, tok):
+            with pytest.raises(KeyError):
+                call(enc)
+    # a name in allowed_special that is no special token is ignored by both
+    for text in ("hi", "a<|nope|>", "<|nope|><|endoftext|>"):
+        assert tok.encode(text, allowed_special={"<|nope|>", "<|endoftext|>"}) == \
+            ref.encode(text, allowed_special={"<|nope|>", "<|endoftext|>"})
+    with pytest.raises(ValueError):
+        ref.encode("a<|endoftext|>", allowed_special={"<|nope|>"})
+    with pytest.raises(DisallowedSpecialTokenError):
+        tok.encode("a<|endoftext|>", allowed_special={"<|nope|>"})
+    with pytest.raises(ValueError):  # disallowed_special naming a plain string raises in both
+        ref.encode("a<|nope|>", disallowed_special={"<|nope|>"})
+    with pytest.raises(DisallowedSpecialTokenError):
+        tok.encode("a<|nope|>", disallowed_special={"<|nope|>"})
+    # special tokens given as bytes
+    assert tok.encode_single_token(b"<|endoftext|>") == ref.encode_single_token(b"<|endoftext|>") == 100257
     trained = cybpe.train(["no end of text token here " * 5], 300, progress=False)
     with pytest.raises(InvalidTokenError):
         trained.eot_token

@@ -1,0 +1,1 @@
+"""``tiktoken_ext``: tiktoken's plugin namespace, here holding :mod:`.openai_public` only."""

@@ -21,9 +21,14 @@ Nothing is half-written: every check runs and all three files are written to tem
 in the directory first (with :mod:`cybpe.io.atomic`); only then is each renamed into place.
 A failure before the renames leaves the directory as it was.
 
-Reading (:func:`read_transformers_dir`) takes any transformers tokenizer directory: the roles
-from ``tokenizer_config.json``, then ``special_tokens_map.json`` (which wins, as in transformers
-4.x), each role given as a string, an ``AddedToken`` object (``{"content": ...}``) or null.
+Reading (:func:`read_transformers_dir`) takes any transformers tokenizer directory, with the
+rule of transformers 5.x (``PreTrainedTokenizerBase._from_pretrained``): the roles and extras
+come from ``tokenizer_config.json``; ``special_tokens_map.json`` is read only when that config
+has no ``added_tokens_decoder`` (a legacy folder), and then its roles win. transformers 4.x
+differs where both files exist and disagree: it lets the map win even beside an
+``added_tokens_decoder``; cybpe follows 5.x, the version its tests run against (a folder cybpe
+writes holds the same roles in both files, so both majors read it alike). Each role is given as
+a string, an ``AddedToken`` object (``{"content": ...}``) or null.
 Names in ``additional_special_tokens`` / ``extra_special_tokens`` become special, and
 ``added_tokens_decoder`` may set an added token's ``special`` flag (as transformers 4.x does when
 it re-adds those tokens). A role, extra or decoder entry that names no added token of
@@ -172,11 +177,16 @@ def read_transformers_dir(directory: PathLike, added: Mapping[str, int]) -> Tran
     folder = checked_path(directory, "directory")
     info = TransformersDir(tokenizer_json_path(folder))
     roles: dict[str, Optional[str]] = {}
+    config_has_decoder = False
     for name in (CONFIG_JSON, SPECIAL_TOKENS_MAP_JSON):  # the map is read last: it wins
         src = os.path.join(folder, name)
+        if name == SPECIAL_TOKENS_MAP_JSON and config_has_decoder:
+            continue  # transformers 5.x reads the map only for a config without the decoder
         doc = _read_object(src)
         if doc is None:
             continue
+        if name == CONFIG_JSON:
+            config_has_decoder = "added_tokens_decoder" in doc
         for role in ROLE_NAMES:
             if role in doc:
                 roles[role] = _token_content(doc[role], src, role)

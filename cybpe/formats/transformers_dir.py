@@ -48,7 +48,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Optional
 
 from cybpe.errors import FormatError, InvalidParameterError, ParameterTypeError, SaveError, describe
-from cybpe.io.atomic import TEMP_SUFFIX, PathLike, atomic_write_text, checked_path, read_json
+from cybpe.io.atomic import TEMP_SUFFIX, PathLike, destination, atomic_write_text, checked_path, read_json
 
 #: The roles transformers gives special tokens (and that cybpe keeps), in transformers' order.
 ROLE_NAMES = ("bos_token", "eos_token", "unk_token", "pad_token")
@@ -282,9 +282,7 @@ def _prepare_directory(directory: PathLike) -> str:
     if not stat.S_ISDIR(mode):
         raise SaveError(f"{folder}: cannot save a transformers tokenizer there: it is not a directory")
     for name in (TOKENIZER_JSON, CONFIG_JSON, SPECIAL_TOKENS_MAP_JSON):
-        target = os.path.join(folder, name)
-        if os.path.lexists(target) and (os.path.islink(target) or not os.path.isfile(target)):
-            raise SaveError(f"{target}: cannot save there: it is not a regular file")
+        destination(os.path.join(folder, name))  # SaveError for a folder, FIFO, device there
     if os.path.exists(os.path.join(folder, ADDED_TOKENS_JSON)):
         raise SaveError(
             f"{folder}: holds an {ADDED_TOKENS_JSON}, which transformers 4.x would read on top of "
@@ -310,16 +308,21 @@ def save_transformers_dir(directory: PathLike, write_tokenizer_json: Callable[[s
     folder = _prepare_directory(directory)
     staged: dict[str, str] = {}
     try:
+        targets = {}
         for name in (TOKENIZER_JSON, CONFIG_JSON, SPECIAL_TOKENS_MAP_JSON):
+            # A symbolic link is written through, as atomic.py does: the file it points to is
+            # replaced, by a temporary file in that file's folder.
+            targets[name] = target = destination(os.path.join(folder, name))
+            where, base = os.path.split(os.path.abspath(target))
             # Named as atomic.py names its temporary files, so a killed save's leftovers are
             # removed by the next save of the same file.
-            staged[name] = os.path.join(folder, f".{name}.{os.getpid()}.{secrets.token_hex(4)}{TEMP_SUFFIX}")
+            staged[name] = os.path.join(where, f".{base}.{os.getpid()}.{secrets.token_hex(4)}{TEMP_SUFFIX}")
             if name == TOKENIZER_JSON:
                 write_tokenizer_json(staged[name])
             else:
                 atomic_write_text(staged[name], texts[name])
         for name, tmp in staged.items():
-            os.replace(tmp, os.path.join(folder, name))
+            os.replace(tmp, targets[name])
     except BaseException as exc:
         for tmp in staged.values():
             try:

@@ -48,11 +48,16 @@ def tok_path(tok, tmp_path_factory) -> Path:
     return path
 
 
+class Hung(Exception):
+    """Raised by the alarm of :func:`within`: not an OSError, so that no ``except OSError`` of
+    the code under test turns a hang into a typed error."""
+
+
 @contextlib.contextmanager
 def within(seconds: int):
-    """Fail (TimeoutError) when the block takes longer: a FIFO open or a /dev/zero read hangs."""
+    """Fail (Hung) when the block takes longer: a FIFO open or a /dev/zero read hangs."""
     def expired(signum, frame):
-        raise TimeoutError(f"still running after {seconds} s")
+        raise Hung(f"still running after {seconds} s")
     previous = signal.signal(signal.SIGALRM, expired)
     signal.alarm(seconds)
     try:
@@ -60,6 +65,49 @@ def within(seconds: int):
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, previous)
+
+
+def in_capped_child(fn, extra_bytes: int = 768 << 20, seconds: int = 60) -> None:
+    """Run ``fn`` in a forked child whose address space may grow by ``extra_bytes`` only, and
+    re-raise its AssertionError here: a regression that reads /dev/zero must fail the test, not
+    exhaust the (shared) machine's memory."""
+    import resource
+    import traceback
+
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read_end)
+        message = b""
+        try:
+            with open("/proc/self/status") as status:
+                vm = next(int(line.split()[1]) * 1024 for line in status if line.startswith("VmSize:"))
+            resource.setrlimit(resource.RLIMIT_AS, (vm + extra_bytes, vm + extra_bytes))
+            signal.alarm(seconds)
+            fn()
+        except BaseException:  # noqa: BLE001 - sent to the parent
+            message = traceback.format_exc().encode()
+        finally:
+            os.write(write_end, message[-4000:])
+            os._exit(0)
+    os.close(write_end)
+    with os.fdopen(read_end, "rb") as pipe:
+        message = pipe.read().decode(errors="replace")
+    _, status = os.waitpid(pid, 0)
+    assert os.WIFEXITED(status), f"the child died (signal {os.WTERMSIG(status) if os.WIFSIGNALED(status) else '?'})"
+    assert not message, message
+
+
+def _private_device(tmp_path: Path) -> Path:
+    """A character device to write to that no one else uses: as root, a node of the null
+    device made in ``tmp_path`` (a writer that wrongly replaced it would replace only that
+    copy, never /dev/null itself); otherwise /dev/null, which a non-root process cannot replace."""
+    if os.geteuid() != 0:
+        return Path("/dev/null")
+    node = tmp_path / "private-null-device"
+    if not node.exists():
+        os.mknod(node, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+    return node
 
 
 def _flip(path: Path, at: int) -> None:
@@ -198,6 +246,13 @@ def test_every_loader_is_listed(tok, tmp_path):
 
 @pytest.mark.parametrize("kind", ["fifo", "device", "folder"])
 def test_every_loader_refuses_non_regular_files_at_once(tok, tmp_path, kind):
+    if kind == "device":  # /dev/zero: in a child with a memory cap (see in_capped_child)
+        in_capped_child(lambda: _loaders_refuse(tok, tmp_path, kind))
+    else:
+        _loaders_refuse(tok, tmp_path, kind)
+
+
+def _loaders_refuse(tok, tmp_path, kind: str) -> None:
     path = _non_regular(tmp_path)[kind]
     failures = []
     for name, load in _loaders(tok, tmp_path).items():
@@ -226,6 +281,10 @@ def test_folders_holding_non_regular_files(tok, tmp_path):
 
 
 def test_cli_non_regular_inputs(tmp_path, tok_path, capsys):
+    in_capped_child(lambda: _cli_refuses(tmp_path, tok_path, capsys))
+
+
+def _cli_refuses(tmp_path, tok_path, capsys) -> None:
     paths = _non_regular(tmp_path)
     for argv in (["train", "/dev/zero", "--vocab-size", "300", "-o", str(tmp_path / "t.json")],
                  ["counts", "make", "/dev/zero", "-o", str(tmp_path / "c.cnt")],
@@ -365,9 +424,9 @@ def test_every_writer_refuses_non_regular_destinations(tok, tmp_path, kind):
                 elif kind == "folder":
                     target.mkdir()
                 else:
-                    target.symlink_to("/dev/null")
+                    target.symlink_to(_private_device(tmp_path))
         else:
-            target = Path(_non_regular(tmp_path)[kind]) if kind != "device" else Path("/dev/null")
+            target = Path(_non_regular(tmp_path)[kind]) if kind != "device" else _private_device(tmp_path)
         before = os.stat(target).st_mode
         try:
             with within(20):

@@ -28,7 +28,7 @@ from cybpe.formats.oniguruma import PatternSyntaxError, from_oniguruma, to_onigu
 from cybpe.formats.merges import all_splits_merges, rank_vocab_if_all_splits, resolve_merge
 from cybpe.formats.vocab import Vocab
 from cybpe.formats.vocab_checks import TokenIndex, bytelevel_tokens, ordinary_strings
-from cybpe.errors import ExportError, FormatError, InvalidParameterError
+from cybpe.errors import ExportError, FormatError, InvalidParameterError, describe
 
 #: The regex HF's ``ByteLevel(use_regex=true)`` splits with: the original GPT-2 pattern.
 GPT2_PATTERN = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
@@ -318,6 +318,10 @@ def _read_merges_line_by_line(src: str, merges: list, ids: dict[str, int]) -> li
     return pairs
 
 
+def _list_or_empty(value: Any) -> list:
+    return value if isinstance(value, list) else []
+
+
 def load_hf_tokenizer_json(path: PathLike, *, rank_if_all_splits: bool = False) -> tuple[Vocab, dict[str, Any]]:
     """Read a byte-level BPE ``tokenizer.json``.
 
@@ -345,6 +349,14 @@ def load_hf_tokenizer_json(path: PathLike, *, rank_if_all_splits: bool = False) 
         isinstance(decoder, dict) and decoder.get("type") == "ByteLevel"
     ):
         raise _unsupported(src, "decoder", decoder)
+    for what, value in (("pre_tokenizer pattern", hf_pattern),
+                        *((f"added token {describe(e.get('content'))}", e.get("content"))
+                          for e in _list_or_empty(doc.get("added_tokens")) if isinstance(e, dict))):
+        if isinstance(value, str):
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError:  # a \ud800 escape: no UTF-8 file (and no save) can hold it
+                raise FormatError(f"{src}: the {what} holds a lone surrogate") from None
     try:
         pattern = from_oniguruma(hf_pattern)
     except PatternSyntaxError as exc:

@@ -16,7 +16,6 @@ over it at the end, so a failed run leaves the target as it was.
 from __future__ import annotations
 
 import os
-import tempfile
 import time
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
@@ -27,7 +26,7 @@ import numpy as np
 from cybpe._tokenizer import Tokenizer
 from cybpe.training.shards import read_blocks
 from cybpe.training.progress import Progress
-from cybpe.io.atomic import checked_path
+from cybpe.io.atomic import AtomicFile, checked_path
 from cybpe.errors import InvalidParameterError, ParameterTypeError
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -91,45 +90,37 @@ def npy_header(dtype: np.dtype, count: int) -> bytes:
 
 
 class IdWriter:
-    """Appends id arrays to a temporary file; ``commit`` renames it over the target."""
+    """Appends id arrays to a temporary file; ``commit`` renames it over the target.
+
+    Written through :class:`cybpe.io.atomic.AtomicFile`, so a dataset follows the rules of every
+    file cybpe writes: a directory, device or FIFO destination is a SaveError before anything
+    is read, a symbolic link is written through, errors name the destination."""
 
     def __init__(self, path: PathLike, dtype: np.dtype) -> None:
         self.path = os.fspath(path)
         self.dtype = dtype
         self.npy = self.path.endswith(".npy")
         self.count = 0
-        folder = os.path.dirname(os.path.abspath(self.path))
-        fd, self.tmp = tempfile.mkstemp(prefix=".cybpe-", suffix=".part", dir=folder)
-        self.file = os.fdopen(fd, "wb")
+        self._out = AtomicFile(self.path)
         if self.npy:
-            self.file.write(npy_header(dtype, 0))
+            self._out.write(npy_header(dtype, 0))
 
     def write(self, ids: np.ndarray) -> None:
-        self.file.write(ids.astype(self.dtype, copy=False).tobytes())
+        self._out.write(ids.astype(self.dtype, copy=False).tobytes())
         self.count += len(ids)
 
     def commit(self) -> None:
         if self.npy:
-            self.file.seek(0)
-            self.file.write(npy_header(self.dtype, self.count))
-        self.file.flush()
-        os.fsync(self.file.fileno())
-        self.file.close()
-        os.chmod(self.tmp, 0o666 & ~_umask())
-        os.replace(self.tmp, self.path)
+            try:
+                self._out.file.seek(0)
+            except OSError as exc:
+                self._out.abort()
+                raise self._out._error(exc) from exc
+            self._out.write(npy_header(self.dtype, self.count))
+        self._out.commit()
 
     def abort(self) -> None:
-        self.file.close()
-        try:
-            os.unlink(self.tmp)
-        except OSError:
-            pass
-
-
-def _umask() -> int:
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
+        self._out.abort()
 
 
 def encode_files(tokenizer, paths: Iterable[PathLike], output: PathLike, *, dtype: str = "uint32",

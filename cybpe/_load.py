@@ -21,6 +21,7 @@ from typing import Callable, Optional, Union
 from cybpe._tokenizer import Tokenizer
 from cybpe.pretokenize.pretokenizer import PreTokenizer
 from cybpe.errors import FormatError, InvalidParameterError, ParameterTypeError, describe
+from cybpe.io.atomic import regular_file
 
 PathLike = Union[str, os.PathLike]
 
@@ -151,6 +152,8 @@ def format_of(path: PathLike) -> TokenizerFormat:
     p = _path(path)
     if not p.exists():
         raise FormatError(f"{p}: cannot read: no such file or folder")
+    if not p.is_dir():
+        regular_file(p)  # FormatError for a FIFO or a device (never opened)
     for fmt in FORMATS:
         if fmt.detect(p):
             return fmt

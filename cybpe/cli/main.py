@@ -40,19 +40,25 @@ def _decode_utf8(data: bytes, source: str, errors: str = "strict") -> str:
         raise CliError(f"--errors {errors}: not an error handler (strict, replace, ignore, ...)") from None
 
 
+def _not_a_file(path: str) -> CliError:
+    """The error for an input that is missing or not a regular file (a folder, a device, a FIFO:
+    reading /dev/zero would never end, opening a FIFO would wait for a writer)."""
+    from cybpe.io.atomic import file_kind
+
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return CliError(f"{path}: no such file")
+    return CliError(f"{path}: not a regular file (it is {file_kind(mode)}; pipe a stream into stdin as '-')")
+
+
 def _read_file(path: str, errors: str = "strict") -> str:
     """A whole file's text (plain or gzip/xz/bzip2/zstd)."""
-    from cybpe.io.readers import open_binary
+    from cybpe.io.readers import read_bytes
 
-    p = Path(path)
-    if not p.is_file():
-        raise CliError(f"{path}: no such file" if not p.exists() else f"{path}: not a file")
-    with open_binary(p) as f:
-        try:
-            data = f.read()
-        except (OSError, EOFError, ValueError) as exc:
-            raise CliError(f"{path}: cannot read ({exc})") from None
-    return _decode_utf8(data, path, errors)
+    if not Path(path).is_file():
+        raise _not_a_file(path)
+    return _decode_utf8(read_bytes(path), path, errors)  # CorpusError names damaged data
 
 
 def _check_stdin() -> None:
@@ -74,7 +80,7 @@ def _sources(args) -> list[str]:
         if f == "-":
             _check_stdin()
         elif not Path(f).is_file():
-            raise CliError(f"{f}: no such file" if not Path(f).exists() else f"{f}: not a file")
+            raise _not_a_file(f)
     return sources
 
 
@@ -128,7 +134,7 @@ def cmd_train(args) -> int:
                 continue
             for p in files(item):
                 if isinstance(p, Path) and not p.is_file():
-                    raise CliError(f"{p}: no such file")
+                    raise _not_a_file(str(p))
                 corpus.append(p)
     tok = train(corpus, args.vocab_size, args.pretokenizer, args.special, min_frequency=args.min_frequency,
                 workers=args.workers, pretokenizer_params=params, progress=show_progress(args),

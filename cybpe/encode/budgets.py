@@ -12,7 +12,9 @@ How each relates to encoding the whole text (tests/encode/test_offsets_budgets.p
   re-encoding a window alone would need more than ``n`` ids (its last piece can split differently
   once cut), the window is shortened to the previous such boundary. Without overlap the windows
   tile the text; with ``overlap=k`` each window starts at the latest boundary at least ``k`` ids of
-  the full encoding before the previous window's end (always moving forward).
+  the full encoding before the previous window's end (always moving forward), or later when a
+  window from there could not reach past the previous window's end: each window ends further
+  than the one before, and starts no later than that one's end, so the windows cover the text.
 * ``padded_batch``: row ``j`` holds ``encode(texts[j])[:max_length]`` (plain id truncation, as HF
   tokenizers truncates), padded with ``pad_id`` on the right or left; the mask is 1 on ids.
 """
@@ -78,6 +80,7 @@ def chunks(tokenizer, text: str, max_tokens: int, overlap: int, allowed_special,
     ks, positions = char_boundaries(spans, len(text))
     n = len(ids)
     first = 0  # index into ks of the window start
+    previous_last = 0  # index into ks of the previous window's end
     while ks[first] < n:
         last = int(np.searchsorted(ks, ks[first] + max_tokens, side="right")) - 1
         while last > first:
@@ -90,6 +93,13 @@ def chunks(tokenizer, text: str, max_tokens: int, overlap: int, allowed_special,
             raise InvalidParameterError(
                 f"max_tokens={max_tokens} is too small: the character at {int(positions[first])} "
                 f"needs more tokens than that")
+        if last <= previous_last:
+            # This window would end where the previous one did (its re-encoding had to be
+            # shortened): it adds nothing. Start later, still inside the previous window, until
+            # a window reaches past its end (at the latest, the one starting at that end).
+            first += 1
+            continue
+        previous_last = last
         yield TextChunk(text[positions[first]:positions[last]], int(positions[first]), int(positions[last]))
         if ks[last] == n:
             return

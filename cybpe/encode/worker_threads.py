@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import os
 import threading
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from typing import Callable, Optional, Sequence, TypeVar
 
 #: Batch calls asking for more threads than this get a pool of their own, shut down after the
@@ -38,8 +38,9 @@ R = TypeVar("R")
 
 
 def _forget_pool() -> None:
-    global _pool, _pool_size
+    global _pool, _pool_size, _lock
     _pool, _pool_size = None, 0
+    _lock = threading.Lock()  # a parent's thread may have held it at the fork
 
 
 if hasattr(os, "register_at_fork"):
@@ -58,19 +59,57 @@ def _kept_pool(n: int) -> ThreadPoolExecutor:
         return _pool
 
 
+#: Each thread's slice is handed to ``fn`` in at most this many parts, so that an interrupted
+#: call (Ctrl-C, or an error in another slice) stops its threads after the part in hand instead
+#: of letting them encode the rest of a batch nobody waits for.
+PARTS_PER_SLICE = 16
+
+
+class _Cancelled(Exception):
+    """A slice's remaining parts were dropped: the call that wanted them has ended."""
+
+
 def run_sliced(fn: Callable[[list], list], items: Sequence, n: int) -> list:
     """``fn`` over ``n`` interleaved slices of ``items`` (``items[k::n]``), on ``n`` threads, the
-    results put back in ``items``' order. ``fn`` returns one result per item of its slice."""
+    results put back in ``items``' order. ``fn`` returns one result per item of the list it is
+    given (a part of a slice: each slice goes to ``fn`` in up to ``PARTS_PER_SLICE`` parts).
+
+    When the call ends early (KeyboardInterrupt while waiting, or ``fn`` raising in one slice)
+    the other threads stop at their next part and queued slices never start."""
     items = list(items)
     n = min(n, len(items))
     if n <= 1:
         return fn(items)
     slices = [items[k::n] for k in range(n)]
-    if n > MAX_KEPT_THREADS:
-        with ThreadPoolExecutor(n) as pool:
-            parts = list(pool.map(fn, slices))
-    else:
-        parts = list(_kept_pool(n).map(fn, slices))
+    cancelled = threading.Event()
+
+    def run(part_of: list) -> list:
+        step = max(1, -(-len(part_of) // PARTS_PER_SLICE))
+        out: list = []
+        for start in range(0, len(part_of), step):
+            if cancelled.is_set():
+                raise _Cancelled()
+            out.extend(fn(part_of[start:start + step]))
+        return out
+
+    own = ThreadPoolExecutor(n) if n > MAX_KEPT_THREADS else None
+    pool = own or _kept_pool(n)
+    futures = [pool.submit(run, part) for part in slices]
+    try:
+        # The first failure ends the wait (not the first slice's end): the others are cancelled.
+        done, _ = wait(futures, return_when=FIRST_EXCEPTION)
+        for f in futures:
+            if f in done and f.exception() is not None:
+                f.result()  # raises it
+        parts = [f.result() for f in futures]
+    except BaseException:
+        cancelled.set()
+        for f in futures:
+            f.cancel()
+        raise
+    finally:
+        if own is not None:
+            own.shutdown(wait=False)
     out: list = [None] * len(items)
     for k, part in enumerate(parts):
         out[k::n] = part

@@ -28,7 +28,7 @@ from cybpe.formats.oniguruma import PatternSyntaxError, from_oniguruma, to_onigu
 from cybpe.formats.merges import all_splits_merges, rank_vocab_if_all_splits, resolve_merge
 from cybpe.formats.vocab import Vocab
 from cybpe.formats.vocab_checks import TokenIndex, bytelevel_tokens, ordinary_strings
-from cybpe.errors import ExportError, FormatError, InvalidParameterError
+from cybpe.errors import ExportError, FormatError, InvalidParameterError, describe
 
 #: The regex HF's ``ByteLevel(use_regex=true)`` splits with: the original GPT-2 pattern.
 GPT2_PATTERN = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
@@ -130,13 +130,59 @@ def _read_model_options(src: str, model: dict) -> bool:
     return ignore_merges
 
 
-def _read_added_tokens(src: str, added: Any) -> tuple[dict[str, int], list[str]]:
+def _hf_added_ids(src: str, entries: list[tuple[str, int]], vocab: Any) -> dict[str, int]:
+    """The id HF tokenizers gives each added token, from ``(content, id in the file)`` in file
+    order: HF does not trust ``added_tokens[].id`` (it only logs a warning when it differs).
+
+    Its rule, as tokenizers 0.23 behaves (tests/formats/test_hf_added_round2.py checks it
+    against the installed tokenizers on generated files): a token whose content is a key of
+    ``model.vocab`` gets that entry's id; the other ("fresh") tokens get ``len(model.vocab)``,
+    ``len(model.vocab) + 1``, ... in file order, whatever ids the file gives them. A content
+    seen before is skipped (its first id stays).
+
+    cybpe follows that rule where it can: a fresh token's id is HF's (a file saying 130000 where
+    HF counts 128256 loads with 128256). It refuses (FormatError) where HF's result is not a
+    vocabulary cybpe can hold: an added token that HF maps onto an ordinary token of another
+    id, or a fresh id that HF would give to a vocabulary entry too."""
+    size = len(vocab) if isinstance(vocab, dict) else 0
+    fresh = 0  # tokens numbered so far that are not in model.vocab
+    taken = None
+    out: dict[str, int] = {}
+    for content, file_id in entries:
+        if content in out:
+            continue
+        in_vocab = vocab.get(content) if isinstance(vocab, dict) else None
+        if isinstance(in_vocab, int) and not isinstance(in_vocab, bool):
+            if in_vocab != file_id:
+                raise FormatError(
+                    f"{src}: added token {content!r} has id {file_id}, but it is also "
+                    f"model.vocab[{content!r}] = {in_vocab}, the id HF tokenizers gives it (HF "
+                    f"only warns): cybpe refuses the file rather than encode differently")
+            out[content] = in_vocab
+            continue
+        new_id = size + fresh
+        fresh += 1
+        if new_id != file_id:
+            if taken is None:
+                taken = set(vocab.values()) if isinstance(vocab, dict) else set()
+            if new_id in taken:
+                raise FormatError(
+                    f"{src}: added token {content!r}: HF tokenizers numbers it {new_id} (not the "
+                    f"file's {file_id}), an id model.vocab already uses")
+        out[content] = new_id
+    return out
+
+
+def _read_added_tokens(src: str, added: Any, vocab: Any = None,
+                       normalizer: Optional[str] = None) -> tuple[dict[str, int], list[str]]:
     if added is None:
         return {}, []
     if not isinstance(added, list):
         raise FormatError(f"{src}: added_tokens is not a list")
     specials: dict[str, int] = {}
     flagged: list[str] = []
+    entries: list[tuple[str, int]] = []
+    normalized: dict[str, bool] = {}
     for k, entry in enumerate(added):
         where = f"added_tokens[{k}]"
         if not isinstance(entry, dict):
@@ -149,14 +195,58 @@ def _read_added_tokens(src: str, added: Any) -> tuple[dict[str, int], list[str]]
         for option in ("lstrip", "rstrip", "single_word"):
             if entry.get(option, False):
                 raise _unsupported(src, f"{where}.{option}", entry[option])
-        if content in specials and specials[content] != tid:
-            raise FormatError(
-                f"{src}: {where}: {content!r} is added twice (ids {specials[content]} and {tid})"
-            )
+        # HF refuses a file without the key; cybpe reads it as false (matched as written)
+        flag = entry.get("normalized", False)
+        if not isinstance(flag, bool):
+            raise FormatError(f"{src}: {where}.normalized is not true or false")
+        if entry.get("special", False) and content not in flagged:
+            flagged.append(content)  # (HF: special if any of its entries says so)
+        if content in specials:
+            # HF keeps the first entry of a content and skips the others, whatever their ids
+            if normalized[content] != flag:
+                raise FormatError(f"{src}: {where}: {content!r} is added twice with different "
+                                  f"\"normalized\" flags (HF would match it in both passes)")
+            continue
         specials[content] = tid
-        if entry.get("special", False):
-            flagged.append(content)
-    return specials, flagged
+        entries.append((content, tid))
+        normalized[content] = flag
+    _check_normalized_flags(src, normalized, normalizer)
+    return _hf_added_ids(src, entries, vocab), flagged
+
+
+def _overlap(a: str, b: str) -> bool:
+    """Whether an occurrence of ``a`` and one of ``b`` can share characters in some text."""
+    if a in b or b in a:
+        return True
+    return any(a.endswith(b[:k]) or b.endswith(a[:k]) for k in range(1, min(len(a), len(b))))
+
+
+def _check_normalized_flags(src: str, normalized: dict[str, bool], normalizer: Optional[str]) -> None:
+    """Refuse the ``"normalized": true`` added tokens cybpe would match differently from HF.
+
+    HF finds the ``normalized: false`` tokens in the raw text first, normalizes what lies
+    between them, and only then finds the ``normalized: true`` tokens in that normalized text.
+    cybpe matches every added token in the raw text, in one leftmost-longest pass. The two agree
+    when there is no normalizer and no ``normalized: true`` token can overlap a
+    ``normalized: false`` one (then neither pass can hide a match of the other); otherwise the
+    file is refused (FormatError naming the token) rather than encoded differently."""
+    true = sorted(t for t, flag in normalized.items() if flag)
+    if not true:
+        return
+    if normalizer is not None:
+        raise FormatError(
+            f"{src}: added token {true[0]!r} has \"normalized\": true with the {normalizer} "
+            f"normalizer: HF matches it in the normalized text, which cybpe does not reproduce "
+            f"(set \"normalized\": false to match it as written)")
+    false = [t for t, flag in normalized.items() if not flag]
+    if not false:
+        return
+    for a in true:
+        for b in false:
+            if _overlap(a, b):
+                raise FormatError(
+                    f"{src}: added tokens {a!r} (\"normalized\": true) and {b!r} (\"normalized\": "
+                    f"false) overlap: HF matches them in two passes, which cybpe does not reproduce")
 
 
 def _read_vocab(src: str, vocab: Any, specials: dict[str, int]) -> list[str]:
@@ -228,6 +318,10 @@ def _read_merges_line_by_line(src: str, merges: list, ids: dict[str, int]) -> li
     return pairs
 
 
+def _list_or_empty(value: Any) -> list:
+    return value if isinstance(value, list) else []
+
+
 def load_hf_tokenizer_json(path: PathLike, *, rank_if_all_splits: bool = False) -> tuple[Vocab, dict[str, Any]]:
     """Read a byte-level BPE ``tokenizer.json``.
 
@@ -255,11 +349,19 @@ def load_hf_tokenizer_json(path: PathLike, *, rank_if_all_splits: bool = False) 
         isinstance(decoder, dict) and decoder.get("type") == "ByteLevel"
     ):
         raise _unsupported(src, "decoder", decoder)
+    for what, value in (("pre_tokenizer pattern", hf_pattern),
+                        *((f"added token {describe(e.get('content'))}", e.get("content"))
+                          for e in _list_or_empty(doc.get("added_tokens")) if isinstance(e, dict))):
+        if isinstance(value, str):
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError:  # a \ud800 escape: no UTF-8 file (and no save) can hold it
+                raise FormatError(f"{src}: the {what} holds a lone surrogate") from None
     try:
         pattern = from_oniguruma(hf_pattern)
     except PatternSyntaxError as exc:
         raise FormatError(f"{src}: pre_tokenizer pattern {hf_pattern!r}: {exc}") from None
-    specials, flagged = _read_added_tokens(src, doc.get("added_tokens"))
+    specials, flagged = _read_added_tokens(src, doc.get("added_tokens"), model.get("vocab"), normalizer)
     strings = _read_vocab(src, model.get("vocab"), specials)
     tokens = bytelevel_tokens(strings)  # compiled; None when a string is not ByteLevel
     if tokens is None:

@@ -39,7 +39,7 @@ from typing import Any, Optional
 from cybpe.io.atomic import PathLike, atomic_write_text, checked_path, read_json
 from cybpe.formats.b64 import strict_b64decode
 from cybpe.formats.vocab import Vocab
-from cybpe.errors import FormatError, InvalidParameterError
+from cybpe.errors import FormatError, InvalidParameterError, describe
 
 FORMAT_NAME = "cybpe-tokenizer"
 #: The newest version this cybpe reads (and writes when the tokenizer fields are needed).
@@ -118,6 +118,7 @@ def load_native_fields(path: PathLike) -> tuple[Vocab, dict[str, Any], dict[str,
             f"{src}: written by a newer cybpe (format version {version}); this cybpe reads "
             f"versions 1..{FORMAT_VERSION} only: upgrade cybpe to load it"
         )
+    _check_encodable(doc, src)
     spec, metadata = doc.get("pretokenizer"), doc.get("metadata", {})
     if not isinstance(spec, dict):
         raise FormatError(f"{src}: \"pretokenizer\" is not an object")
@@ -175,6 +176,29 @@ def _tokenizer_fields(src: str, doc: dict[str, Any]) -> dict[str, Any]:
     if limit is not None and not (_is_int(limit) and limit > 0):
         raise FormatError(f"{src}: \"model_max_length\" is not a positive integer or null")
     return fields
+
+
+def _check_encodable(doc: dict[str, Any], src: str) -> None:
+    """FormatError when a string of the document (a key or a value, outside the base64
+    ``tokens`` and the integer ``merges``) holds a lone surrogate: JSON's ``\\ud800`` escapes
+    read as one, but no UTF-8 file can hold it, so ``save`` could not write the tokenizer
+    back. Refused here rather than carried to a failing save."""
+    stack: list[tuple[str, Any]] = [(repr(k), v) for k, v in doc.items() if k not in ("tokens", "merges")]
+    stack += [("key " + repr(k), k) for k in doc]
+    while stack:
+        where, value = stack.pop()
+        if isinstance(value, str):
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError:
+                raise FormatError(f"{src}: {where} holds a lone surrogate ({describe(value)}), "
+                                  f"which a UTF-8 file cannot store") from None
+        elif isinstance(value, dict):
+            for k, v in value.items():
+                stack.append((f"{where} key {describe(k, 40)}", k))
+                stack.append((f"{where}[{describe(k, 40)}]", v))
+        elif isinstance(value, list):
+            stack.extend((f"{where}[{i}]", v) for i, v in enumerate(value))
 
 
 def _valid_base64(text: str) -> bool:

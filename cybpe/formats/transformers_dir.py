@@ -21,9 +21,14 @@ Nothing is half-written: every check runs and all three files are written to tem
 in the directory first (with :mod:`cybpe.io.atomic`); only then is each renamed into place.
 A failure before the renames leaves the directory as it was.
 
-Reading (:func:`read_transformers_dir`) takes any transformers tokenizer directory: the roles
-from ``tokenizer_config.json``, then ``special_tokens_map.json`` (which wins, as in transformers
-4.x), each role given as a string, an ``AddedToken`` object (``{"content": ...}``) or null.
+Reading (:func:`read_transformers_dir`) takes any transformers tokenizer directory, with the
+rule of transformers 5.x (``PreTrainedTokenizerBase._from_pretrained``): the roles and extras
+come from ``tokenizer_config.json``; ``special_tokens_map.json`` is read only when that config
+has no ``added_tokens_decoder`` (a legacy folder), and then its roles win. transformers 4.x
+differs where both files exist and disagree: it lets the map win even beside an
+``added_tokens_decoder``; cybpe follows 5.x, the version its tests run against (a folder cybpe
+writes holds the same roles in both files, so both majors read it alike). Each role is given as
+a string, an ``AddedToken`` object (``{"content": ...}``) or null.
 Names in ``additional_special_tokens`` / ``extra_special_tokens`` become special, and
 ``added_tokens_decoder`` may set an added token's ``special`` flag (as transformers 4.x does when
 it re-adds those tokens). A role, extra or decoder entry that names no added token of
@@ -43,7 +48,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Optional
 
 from cybpe.errors import FormatError, InvalidParameterError, ParameterTypeError, SaveError, describe
-from cybpe.io.atomic import TEMP_SUFFIX, PathLike, atomic_write_text, checked_path, read_json
+from cybpe.io.atomic import TEMP_SUFFIX, PathLike, destination, atomic_write_text, checked_path, read_json
 
 #: The roles transformers gives special tokens (and that cybpe keeps), in transformers' order.
 ROLE_NAMES = ("bos_token", "eos_token", "unk_token", "pad_token")
@@ -172,11 +177,16 @@ def read_transformers_dir(directory: PathLike, added: Mapping[str, int]) -> Tran
     folder = checked_path(directory, "directory")
     info = TransformersDir(tokenizer_json_path(folder))
     roles: dict[str, Optional[str]] = {}
+    config_has_decoder = False
     for name in (CONFIG_JSON, SPECIAL_TOKENS_MAP_JSON):  # the map is read last: it wins
         src = os.path.join(folder, name)
+        if name == SPECIAL_TOKENS_MAP_JSON and config_has_decoder:
+            continue  # transformers 5.x reads the map only for a config without the decoder
         doc = _read_object(src)
         if doc is None:
             continue
+        if name == CONFIG_JSON:
+            config_has_decoder = "added_tokens_decoder" in doc
         for role in ROLE_NAMES:
             if role in doc:
                 roles[role] = _token_content(doc[role], src, role)
@@ -272,9 +282,7 @@ def _prepare_directory(directory: PathLike) -> str:
     if not stat.S_ISDIR(mode):
         raise SaveError(f"{folder}: cannot save a transformers tokenizer there: it is not a directory")
     for name in (TOKENIZER_JSON, CONFIG_JSON, SPECIAL_TOKENS_MAP_JSON):
-        target = os.path.join(folder, name)
-        if os.path.lexists(target) and (os.path.islink(target) or not os.path.isfile(target)):
-            raise SaveError(f"{target}: cannot save there: it is not a regular file")
+        destination(os.path.join(folder, name))  # SaveError for a folder, FIFO, device there
     if os.path.exists(os.path.join(folder, ADDED_TOKENS_JSON)):
         raise SaveError(
             f"{folder}: holds an {ADDED_TOKENS_JSON}, which transformers 4.x would read on top of "
@@ -300,16 +308,21 @@ def save_transformers_dir(directory: PathLike, write_tokenizer_json: Callable[[s
     folder = _prepare_directory(directory)
     staged: dict[str, str] = {}
     try:
+        targets = {}
         for name in (TOKENIZER_JSON, CONFIG_JSON, SPECIAL_TOKENS_MAP_JSON):
+            # A symbolic link is written through, as atomic.py does: the file it points to is
+            # replaced, by a temporary file in that file's folder.
+            targets[name] = target = destination(os.path.join(folder, name))
+            where, base = os.path.split(os.path.abspath(target))
             # Named as atomic.py names its temporary files, so a killed save's leftovers are
             # removed by the next save of the same file.
-            staged[name] = os.path.join(folder, f".{name}.{os.getpid()}.{secrets.token_hex(4)}{TEMP_SUFFIX}")
+            staged[name] = os.path.join(where, f".{base}.{os.getpid()}.{secrets.token_hex(4)}{TEMP_SUFFIX}")
             if name == TOKENIZER_JSON:
                 write_tokenizer_json(staged[name])
             else:
                 atomic_write_text(staged[name], texts[name])
         for name, tmp in staged.items():
-            os.replace(tmp, os.path.join(folder, name))
+            os.replace(tmp, targets[name])
     except BaseException as exc:
         for tmp in staged.values():
             try:

@@ -109,9 +109,15 @@ def _destination(path: PathLike) -> str:
     except OSError as exc:
         raise SaveError(f"{shown}: cannot save there: {exc.strerror or exc}") from None
     if not stat.S_ISREG(mode):
-        kind = "a directory" if stat.S_ISDIR(mode) else "not a regular file"
-        raise SaveError(f"{shown}: cannot save there: it is {kind}")
+        raise SaveError(f"{shown}: cannot save there: it is {file_kind(mode)}, not a regular file")
     return target
+
+
+def destination(path: PathLike) -> str:
+    """The file a save to ``path`` replaces (a symbolic link's target, else ``path``), after
+    checking it: :class:`SaveError` naming ``path`` when it exists and is not a regular file.
+    For writers that stage several files before renaming them (transformers folders)."""
+    return _destination(path)
 
 
 def _process_alive(pid: int) -> bool:
@@ -153,34 +159,84 @@ def _open_temporary(target: str) -> tuple[int, str]:
             continue
 
 
+class AtomicFile:
+    """A file being written for an atomic replace of ``path``: write (and seek) in ``file``,
+    then :meth:`commit` (fsync, rename over the destination) or :meth:`abort` (remove it).
+
+    The destination's rules (module docstring) are checked when the object is made: a
+    non-regular destination is a :class:`SaveError` before anything is written. Writers that
+    stream (``encode_files``) hold one of these; the others use :func:`atomic_writer`."""
+
+    def __init__(self, path: PathLike) -> None:
+        self.shown = checked_path(path)
+        self.target = _destination(self.shown)
+        remove_stale_temporaries(self.target)
+        try:
+            fd, self.tmp = _open_temporary(self.target)
+        except OSError as exc:
+            raise self._error(exc) from exc
+        self.file: BinaryIO = os.fdopen(fd, "wb")
+        self._done = False
+
+    def _error(self, exc: OSError) -> SaveError:
+        reason = exc.strerror or str(exc) or type(exc).__name__
+        return SaveError(f"{self.shown}: cannot save: {reason}")
+
+    def write(self, data: Any) -> None:
+        try:
+            self.file.write(data)
+        except OSError as exc:
+            self.abort()
+            raise self._error(exc) from exc
+
+    def commit(self) -> None:
+        """Flush, fsync and rename over the destination (SaveError naming it on failure)."""
+        if self._done:
+            raise SaveError(f"{self.shown}: this save is already finished")
+        try:
+            self.file.flush()
+            os.fsync(self.file.fileno())
+            self.file.close()
+            os.chmod(self.tmp, _target_mode(self.target))
+            # Checked again: a FIFO or folder put at the destination meanwhile is not replaced.
+            _destination(self.shown)
+            os.replace(self.tmp, self.target)
+        except BaseException as exc:
+            self.abort()
+            if isinstance(exc, OSError) and not isinstance(exc, SaveError):
+                raise self._error(exc) from exc
+            raise
+        self._done = True
+        _fsync_directory(os.path.dirname(os.path.abspath(self.target)))
+
+    def abort(self) -> None:
+        """Remove the temporary file; the destination stays as it was."""
+        if self._done:
+            return
+        self._done = True
+        try:
+            self.file.close()
+        except Exception:  # noqa: BLE001 - a failed close of a file being thrown away
+            pass
+        try:
+            os.unlink(self.tmp)
+        except OSError:
+            pass
+
+
 @contextlib.contextmanager
 def atomic_writer(path: PathLike) -> Iterator[BinaryIO]:
     """A binary file to write into; on a clean exit it replaces ``path`` atomically, on an
     error it is removed and ``path`` is left as it was (see the module docstring)."""
-    shown = checked_path(path)
-    target = _destination(shown)
-    directory = os.path.dirname(os.path.abspath(target))
-    remove_stale_temporaries(target)
-    tmp = None
+    out = AtomicFile(path)
     try:
-        fd, tmp = _open_temporary(target)
-        with os.fdopen(fd, "wb") as handle:
-            yield handle
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp, _target_mode(target))
-        os.replace(tmp, target)
+        yield out.file
     except BaseException as exc:
-        if tmp is not None:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
+        out.abort()
         if isinstance(exc, OSError) and not isinstance(exc, SaveError):
-            reason = exc.strerror or str(exc) or type(exc).__name__
-            raise SaveError(f"{shown}: cannot save: {reason}") from exc
+            raise out._error(exc) from exc
         raise
-    _fsync_directory(directory)
+    out.commit()
 
 
 def atomic_write_bytes(path: PathLike, data: bytes) -> None:
@@ -194,9 +250,39 @@ def atomic_write_text(path: PathLike, text: str, encoding: str = "utf-8") -> Non
     atomic_write_bytes(path, text.encode(encoding))
 
 
+def file_kind(mode: int) -> str:
+    """What a non-regular file is, for an error message."""
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a regular file"
+
+
+def regular_file(path: PathLike, error: type = FormatError) -> str:
+    """``path`` when it is a regular file (after links); else ``error`` naming it. Checked
+    before opening, since opening a FIFO blocks and reading a device may never end."""
+    shown = checked_path(path)
+    try:
+        mode = os.stat(shown).st_mode
+    except FileNotFoundError:
+        raise error(f"{shown}: cannot read the file: no such file") from None
+    except (OSError, ValueError) as exc:
+        reason = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+        raise error(f"{shown}: cannot read the file: {reason}") from None
+    if not stat.S_ISREG(mode):
+        raise error(f"{shown}: cannot read it: it is {file_kind(mode)}, not a regular file")
+    return shown
+
+
 def read_file_bytes(path: PathLike) -> bytes:
     """The whole file; a missing or unreadable file is a :class:`FormatError` naming the path."""
     path = checked_path(path)
+    regular_file(path)
     try:
         with open(path, "rb") as handle:
             return handle.read()

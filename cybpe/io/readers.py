@@ -26,7 +26,9 @@ import io
 import lzma
 import os
 import re
+import stat
 import sys
+import zlib
 from typing import Any, BinaryIO, Iterator, Optional, TextIO, Union
 
 from cybpe.errors import CorpusError
@@ -63,13 +65,21 @@ def detect_compression(head: bytes) -> Optional[str]:
 
 def _decompress_errors() -> tuple:
     """What a corrupt or truncated compressed stream raises, for each decompressor."""
-    found: list = [OSError, EOFError, lzma.LZMAError]
+    found: list = [OSError, EOFError, lzma.LZMAError, zlib.error]
     try:
         import zstandard
         found.append(zstandard.ZstdError)
     except ImportError:
         pass
     return tuple(found)
+
+
+def damaged(source: Source, exc: BaseException, offset: Optional[int] = None) -> CorpusError:
+    """The CorpusError for a read that failed inside a (compressed) stream: names the source,
+    the decompressed byte offset reached when known, and the decompressor's reason."""
+    where = "" if offset is None else f" after {offset} bytes of decompressed data"
+    reason = str(exc) or type(exc).__name__
+    return CorpusError(f"{_label(source)}: cannot read: damaged or truncated data{where} ({reason})")
 
 
 def require_fsspec() -> Any:
@@ -99,6 +109,17 @@ def open_raw(source: Source) -> BinaryIO:
             raise CorpusError(f"{source}: {exc}") from None
         except (OSError, ValueError) as exc:
             raise CorpusError(f"{source}: cannot open ({exc})") from None
+    try:
+        mode = os.stat(os.fspath(source)).st_mode
+    except (OSError, ValueError, TypeError):
+        mode = None  # open() below says why
+    if mode is not None and not stat.S_ISREG(mode):
+        # Opening a FIFO blocks until a writer comes, and a device such as /dev/zero never
+        # ends: both are refused before they are opened. Streams come in as "-" (stdin).
+        from cybpe.io.atomic import file_kind
+
+        raise CorpusError(f"{os.fspath(source)}: cannot read it: it is {file_kind(mode)}, not a "
+                          f"regular file (pipe a stream into stdin as '-')")
     try:
         return open(os.fspath(source), "rb")
     except FileNotFoundError:
@@ -310,7 +331,10 @@ def iter_text(
             try:
                 raw = f.read(read_bytes)
             except _decompress_errors() as exc:
-                raise CorpusError(f"{_label(source)}: cannot read ({exc})") from None
+                raise damaged(source, exc, offset) from None
+            except MemoryError:
+                raise CorpusError(f"{_label(source)}: out of memory while decompressing it "
+                                  f"(after {offset} bytes of text; a compression bomb?)") from None
             pending = len(decoder.getstate()[0])  # bytes of a character cut by the last read
             try:
                 text = decoder.decode(raw, final=not raw)
@@ -337,6 +361,9 @@ def read_bytes(source: Source) -> bytes:
         try:
             return f.read()
         except _decompress_errors() as exc:
-            raise CorpusError(f"{_label(source)}: cannot read ({exc})") from None
+            raise damaged(source, exc) from None
+        except MemoryError:
+            raise CorpusError(f"{_label(source)}: out of memory while reading it "
+                              f"(a compression bomb?)") from None
 
 

@@ -394,4 +394,6 @@ def plot(report: dict[str, Any], metric: str, path: os.PathLike, *, log: bool = 
     columns = plots.columns_with(report, metric)
     if not columns:
         raise InvalidParameterError(f"no column has {metric!r} for every language")
-    Path(path).write_bytes(plots.draw(report, metric, columns, "every column", log=log))
+    from cybpe.io.atomic import atomic_write_bytes
+
+    atomic_write_bytes(path, plots.draw(report, metric, columns, "every column", log=log))

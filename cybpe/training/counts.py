@@ -12,11 +12,12 @@ import itertools
 import json
 import os
 import threading
+import weakref
 from collections import Counter
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping, Optional, Sequence, Union
 
-from cybpe.io.atomic import atomic_write_text, atomic_writer, checked_path, read_json
+from cybpe.io.atomic import atomic_write_text, atomic_writer, checked_path, read_json, regular_file
 from cybpe.training.chunk_counter import ChunkCounter
 from cybpe.pretokenize.pretokenizer import PreTokenizer
 from cybpe.pretokenize.registry import get_pretokenizer, pretokenizer_from_spec
@@ -166,6 +167,7 @@ class ChunkCounts:
     def _new_locks(self) -> None:
         self._writer = threading.Lock()  # claimed by a writer, never waited for
         self._state = threading.Lock()   # held by a writer for its whole call and by readers
+        _LIVE[id(self)] = self  # so that a forked child can replace locks held by the parent's threads
 
     def _begin_write(self) -> None:
         if not self._writer.acquire(blocking=False):
@@ -533,6 +535,7 @@ class ChunkCounts:
     def load(cls, path: Union[str, os.PathLike]) -> "ChunkCounts":
         """Read a file written by :meth:`save` (binary or JSON, told apart by its first bytes)."""
         path = checked_path(path, "ChunkCounts.load(): path")
+        regular_file(path)  # a FIFO would block the open, a device never end
         try:
             with open(path, "rb") as f:
                 head = f.read(len(counts_file.MAGIC))
@@ -556,8 +559,10 @@ class ChunkCounts:
         try:
             new.__setstate__({"spec": meta["pretokenizer"], "special_tokens": meta["special_tokens"],
                               "table": table, **_bounds_of(meta)})
-        except FormatError:
-            raise
+        except FormatError as exc:  # (its subclass kept: MissingPluginError says what to install)
+            if not str(exc).startswith(label):
+                exc.args = (f"{label}: {str(exc).replace('ChunkCounts state: ', 'metadata: ', 1)}",)
+            raise exc.with_traceback(None) from None
         except (KeyError, TypeError, ValueError, LookupError) as exc:
             raise FormatError(f"{label}: corrupt chunk-counts metadata ({exc!r})") from None
         return new
@@ -585,9 +590,9 @@ class ChunkCounts:
                 b64, n = entry
                 if not isinstance(n, int) or isinstance(n, bool) or n <= 0 or n >= 2**63:
                     raise FormatError(f"{path}: chunk {i} has count {n!r}")
-                chunk = base64.b64decode(b64, validate=True)
-                chunk.decode("utf-8")  # chunks are whole UTF-8 text pieces
-                pairs.append((chunk, n))
+                # Any bytes, the empty string included: the binary format's rule and what
+                # add_counts takes, so that every ChunkCounts saves and loads back as it was.
+                pairs.append((base64.b64decode(b64, validate=True), n))
             new._table.add_counts(pairs)
         except FormatError as exc:
             if str(exc).startswith(f"{path}:"):
@@ -596,6 +601,59 @@ class ChunkCounts:
         except (KeyError, TypeError, ValueError, OverflowError) as exc:
             raise FormatError(f"{path}: corrupt chunk-counts file ({exc!r})") from None
         return new
+
+
+class _ForkedMidCall:
+    """Stands in for both locks of a ChunkCounts in a child process forked while a thread of the
+    parent was inside one of its calls (see :func:`_after_fork_in_child`). Every call that takes
+    a lock raises ConcurrentUseError at once, instead of waiting forever for a thread that does
+    not exist in the child; releasing (by the forking thread itself, if it was that one) is a
+    no-op."""
+
+    MESSAGE = ("this ChunkCounts was in use by another thread when the process forked, so in "
+               "this (child) process its counts may be half-updated and its locks are held by a "
+               "thread that does not exist here; fork before counting, or copy() it first")
+
+    def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
+        raise ConcurrentUseError(self.MESSAGE)
+
+    def release(self) -> None:
+        pass
+
+    def locked(self) -> bool:
+        return True
+
+    def __enter__(self) -> bool:
+        return self.acquire()
+
+    def __exit__(self, *exc: Any) -> None:
+        return None
+
+
+#: Every ChunkCounts alive, by id (weakly: ChunkCounts is unhashable, having __eq__).
+_LIVE: "weakref.WeakValueDictionary[int, ChunkCounts]" = weakref.WeakValueDictionary()
+_FORKED_MID_CALL = _ForkedMidCall()
+
+
+def _after_fork_in_child() -> None:
+    """Runs in a forked child: a ChunkCounts that no thread was using gets fresh locks (the
+    parent's are copies, possibly in an odd state); one that a thread was inside (updating,
+    reading, saving) can be neither trusted nor waited for, so its calls raise
+    ConcurrentUseError from now on."""
+    for counts in list(_LIVE.values()):
+        try:
+            busy = counts._writer.locked() or counts._state.locked()
+        except AttributeError:  # (a half-built instance)
+            continue
+        if busy:
+            counts._writer = counts._state = _FORKED_MID_CALL  # type: ignore[assignment]
+        else:
+            counts._writer = threading.Lock()
+            counts._state = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 class _TableSnapshot:

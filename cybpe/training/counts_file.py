@@ -134,6 +134,27 @@ def _decompressor(kind: int, stream: BinaryIO) -> Any:
     return zstandard.ZstdDecompressor().stream_reader(stream, read_across_frames=True, closefd=False)
 
 
+_KIND_NAMES = {0: "uncompressed", 1: "zstd", 2: "gzip"}
+
+
+def _stream_errors() -> tuple:
+    """What reading a damaged stream of each kind raises."""
+    found: list = [OSError, EOFError, zlib.error]
+    try:
+        import zstandard
+        found.append(zstandard.ZstdError)
+    except ImportError:
+        pass
+    return tuple(found)
+
+
+def _where(source: "_Checksummed", kind: int, body_start: int) -> str:
+    """Where in the file a read of the arrays stopped, as precisely as the stream tells."""
+    if kind == 0:
+        return f"at byte offset {body_start + source.nbytes}"
+    return f"after {source.nbytes} bytes of decompressed arrays, which start at byte offset {body_start}"
+
+
 def read_counts(stream: BinaryIO, label: str) -> tuple[Any, dict]:
     """``(ChunkCounter, metadata)`` from a binary chunk-counts stream; FormatError when corrupt."""
     from cybpe.training.chunk_counter import read_arrays
@@ -156,17 +177,23 @@ def read_counts(stream: BinaryIO, label: str) -> tuple[Any, dict]:
         raise FormatError(f"{label}: corrupt chunk-counts metadata ({exc})") from None
     if not isinstance(meta, dict):
         raise FormatError(f"{label}: corrupt chunk-counts metadata")
+    body_start = _HEADER.size + meta_len + (-(_HEADER.size + meta_len) % 8)
+    damaged = _stream_errors()
     source = _Checksummed(_decompressor(kind, stream))
     try:
         table = read_arrays(n, arena_bytes, source.readinto, swap=sys.byteorder != "little")
+        crc = source.crc
+        trailer = source.stream.read(_TRAILER.size)
+    except FormatError as exc:
+        raise FormatError(f"{label}: {exc} ({_where(source, kind, body_start)})") from None
+    except damaged as exc:
+        # zlib.error, zstandard.ZstdError, EOFError, gzip's BadGzipFile: a damaged stream.
+        raise FormatError(f"{label}: the {_KIND_NAMES[kind]} data is damaged ({_where(source, kind, body_start)}: "
+                          f"{str(exc) or type(exc).__name__})") from None
     except ValueError as exc:
         raise FormatError(f"{label}: {exc}") from None
     except MemoryError:
         raise FormatError(f"{label}: {n} chunks of {arena_bytes} bytes do not fit in memory") from None
-    except (OSError, EOFError) as exc:
-        raise FormatError(f"{label}: cannot read the arrays ({exc})") from None
-    crc = source.crc
-    trailer = source.stream.read(_TRAILER.size)
     if len(trailer) != _TRAILER.size:
         raise FormatError(f"{label}: the chunk-counts file ends early (truncated?)")
     magic, stored_crc, _ = _TRAILER.unpack(trailer)
@@ -178,5 +205,8 @@ def read_counts(stream: BinaryIO, label: str) -> tuple[Any, dict]:
 
 
 def file_head(path: "os.PathLike[str] | str") -> bytes:
+    from cybpe.io.atomic import regular_file
+
+    regular_file(path)
     with open(path, "rb") as f:
         return f.read(len(MAGIC))

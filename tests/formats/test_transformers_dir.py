@@ -378,8 +378,10 @@ def test_missing_files(saved, tmp_path):
 ])
 def test_hostile_configs(saved, tmp_path, file, change, needle):
     folder = _copy_saved(saved, tmp_path)
-    if file == "tokenizer_config.json":  # the map would win over the config's roles
+    if file == "tokenizer_config.json":  # the map would win over a legacy config's roles
         (folder / "special_tokens_map.json").unlink()
+    else:  # transformers 5.x reads the map only beside a config without added_tokens_decoder
+        _edit(folder / "tokenizer_config.json", lambda d: d.pop("added_tokens_decoder"))
     _edit(folder / file, change)
     if needle is None:  # an unrelated key only: loads
         cybpe.Tokenizer.from_pretrained(folder)
@@ -388,10 +390,15 @@ def test_hostile_configs(saved, tmp_path, file, change, needle):
         cybpe.Tokenizer.from_pretrained(folder)
 
 
-def test_special_tokens_map_wins_over_config(saved, tmp_path):
+def test_special_tokens_map_wins_over_a_legacy_config(saved, tmp_path):
+    # transformers 5.x: the map is read, and wins, only when the config has no
+    # added_tokens_decoder (tests/formats/test_hf_added_round2.py compares with transformers)
     folder = _copy_saved(saved, tmp_path)
     _edit(folder / "tokenizer_config.json", lambda d: d.__setitem__("pad_token", "<nope>"))
-    assert cybpe.Tokenizer.from_pretrained(folder).pad_token == "<|pad|>"  # as transformers 4.x reads it
+    with pytest.raises(FormatError, match="<nope>"):  # the config decides: it names no token
+        cybpe.Tokenizer.from_pretrained(folder)
+    _edit(folder / "tokenizer_config.json", lambda d: d.pop("added_tokens_decoder"))
+    assert cybpe.Tokenizer.from_pretrained(folder).pad_token == "<|pad|>"
     _edit(folder / "special_tokens_map.json", lambda d: d.__setitem__("pad_token", "<|endoftext|>"))
     assert cybpe.Tokenizer.from_pretrained(folder).pad_token == "<|endoftext|>"
 

@@ -201,7 +201,7 @@ def _run(block: Block, cwd: Path) -> subprocess.CompletedProcess:
         script = scripts / "block.py"
         script.write_text(block.code, encoding="utf-8")
         cmd = [sys.executable, str(script)]
-    return subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=TIMEOUT,
+    return subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, errors="replace", timeout=TIMEOUT,
                           stdin=subprocess.DEVNULL)
 
 

@@ -34,9 +34,9 @@ PY
 # bring another regex: import cybpe refuses one with another Unicode version).
 "$PYTHON" -m pip freeze --exclude-editable | grep -v -e '^-e ' -e ' @ ' > "$WORK/constraints.txt" || true
 "$WORK/venv/bin/python" -m pip install --quiet -c "$WORK/constraints.txt" "${REQUIREMENTS[@]}"
-"$WORK/venv/bin/python" -c "import cybpe; print('docs: cybpe', cybpe.__version__, 'from', cybpe.__file__)"
-# The mkdocs script, not `python -m mkdocs`: the repository root must not come first on sys.path
-# (its uncompiled cybpe/ would shadow the installed package).
-(cd "$REPO" && NO_MKDOCS_2_WARNING=1 "$WORK/venv/bin/mkdocs" build --strict --site-dir "$WORK/site")
+(cd "$WORK" && "$WORK/venv/bin/python" -c "import cybpe; print('docs: cybpe', cybpe.__version__, 'from', cybpe.__file__)")
+# `python -I`: the repository root (the working folder) must not go on sys.path, where its
+# uncompiled cybpe/ would shadow the installed package.
+(cd "$REPO" && NO_MKDOCS_2_WARNING=1 "$WORK/venv/bin/python" -I -m mkdocs build --strict --site-dir "$WORK/site")
 test -f "$WORK/site/index.html" && test -f "$WORK/site/api/tokenizer.html"
 echo "docs: strict build ok in $((SECONDS - START)) s"

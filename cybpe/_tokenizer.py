@@ -158,7 +158,7 @@ class Tokenizer:
         # (building one sorts, joins and compiles an alternation: 7x a short text's encode).
         self._splitters: dict[frozenset[str], SpecialTokenSplitter] = {}
         # The per-call fast path (encode_ordinary, count, and encode with its default arguments):
-        # one compiled call from str to list (performance notes in cybpe/encode/fastpath.pyx).
+        # one compiled call from str to list (cybpe/encode/fastpath.pyx says why).
         self._fast_scanner = self.pretokenizer.compiled_scanner if normalizer is None else None
         self._all_specials = self._splitter(set(vocab.special_tokens)) if vocab.special_tokens else None
 
@@ -551,12 +551,10 @@ class Tokenizer:
             # Each thread encodes its slice in GIL-free passes of about GIL_HANDOFF_CHARS
             # characters, building each pass's lists (with the GIL) before the next.
             #
-            # Performance notes: one pass over the whole slice ended both threads' GIL-free work
-            # at about the same moment, and then their lists (9% of an English encode, perf)
-            # were built one thread after the other. In passes of ~64 K characters one thread
-            # builds lists while the other encodes. 2 MB of English / 3 MB of code in 16 KB
-            # documents, 21 alternating rounds, min (median): 2 threads over 1 thread 1.59x
-            # (1.66x) -> 1.89x (1.72x) on English, 1.66x (1.65x) -> 1.83x (1.59x) on code.
+            # Why passes: with one pass over the whole slice, both threads' GIL-free work would
+            # end at about the same moment and their lists be built one thread after the other;
+            # in passes one thread builds lists while the other encodes (the measurements:
+            # docs/history.md, "Batch encoding").
             def encode_slice(part: list[str]) -> list[list[int]]:
                 out: list[list[int]] = []
                 for group in _groups_of_chars(part, GIL_HANDOFF_CHARS):

@@ -37,12 +37,9 @@ CAP_BLOCK_PIECES = 1 << 18  # ... or this many pieces of a longer text (one with
 COUNTING_RESERVE = 28 << 20
 #: A batch of texts is counted into a fresh table, then merged, once the table holds this many
 #: chunks and the last batch had at least SCRATCH_REPEATS occurrences per distinct (or new)
-#: chunk. Performance notes: a big table is slower to count into (a cache miss per occurrence;
-#: L2 is 2 MiB a core here) than a batch's own small table plus one merge per distinct chunk.
-#: Half of the 1 GB scale corpus (bench/scale_corpus.py: 824 k distinct chunks) in blocks of
-#: 4 M characters, two processes at once, 2026-12-03: 9.84 / 9.94 s straight into one table,
-#: 8.70 / 8.75 s through scratch tables. 10 M distinct words (each block's chunks all new):
-#: 2.04 s straight, 2.55 s through scratch tables, hence the repeat test.
+#: chunk: a big table is slower to count into (a cache miss per occurrence) than a batch's own
+#: small table plus one merge per distinct chunk, unless the batch's chunks are mostly new
+#: (hence the repeat test). The measurements: docs/history.md, "Scratch tables".
 SCRATCH_FROM = 1 << 16
 SCRATCH_REPEATS = 4
 #: Version of the pickled state (``__getstate__``); states without one are version 0.

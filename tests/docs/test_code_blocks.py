@@ -214,3 +214,22 @@ def test_block_runs_as_written(block: Block, clone_root: Path):
     assert done.returncode == 0, (
         f"{block.page}:{block.line} ({block.lang}) exited with {done.returncode}\n"
         f"--- block ---\n{block.code}--- stdout ---\n{done.stdout[-3000:]}\n--- stderr ---\n{done.stderr[-3000:]}")
+
+
+def test_the_compare_page_shows_the_metric_definitions():
+    """docs/guide/compare.md holds the metric table exactly as ``cybpe bench --help`` defines it
+    (tests/report/test_bench_report.py checks the README's copy)."""
+    page = DOCS_DIR / "guide" / "compare.md"
+    if not page.is_file():
+        pytest.skip("docs/ is not beside tests/ (a suite folder without the documentation sources)")
+    from cybpe.report.metrics import definition_table
+
+    assert definition_table(markdown=True) in page.read_text(encoding="utf-8")
+
+
+def test_the_readme_is_short_and_links_every_guide_page():
+    readme = (REPO_DIR / "README.md").read_text(encoding="utf-8")
+    assert len(readme.splitlines()) <= 250
+    if DOCS_DIR.is_dir():
+        for page in sorted((DOCS_DIR / "guide").glob("*.md")) + [DOCS_DIR / "performance.md", DOCS_DIR / "history.md"]:
+            assert f"]({page.relative_to(REPO_DIR).as_posix()})" in readme, f"the README does not link {page.name}"

@@ -132,18 +132,27 @@ class Tokenizer:
         if metadata is not None and not isinstance(metadata, dict):
             raise ParameterTypeError(f"metadata must be a dict or None, not {type(metadata).__name__}")
         self.normalizer = normalizer
+        """``None``, or ``"NFC"``: the text is NFC-normalized before it is split (offsets still
+        point into the original text)."""
         self.vocab = vocab
+        """The :class:`~cybpe.Vocab`: token bytes by id, merges, special tokens."""
         self.pretokenizer = get_pretokenizer(pretokenizer)
+        """The :class:`~cybpe.PreTokenizer` that splits text into the pieces BPE merges inside."""
         self.name = name
+        """The encoding's name (tiktoken's ``Encoding.name``): set for registered and loaded
+        encodings, ``None`` for a trained tokenizer unless given."""
         self.metadata = dict(metadata or {})
+        """Free-form data saved with the tokenizer; ``metadata["training"]`` is what
+        :func:`cybpe.train` recorded (settings, corpus size, stop reason, stages)."""
         from cybpe.formats.transformers_dir import check_model_max_length, check_non_special, check_roles
 
         plain = check_non_special(non_special_tokens, vocab.special_tokens)
         legacy = self.metadata.pop("hf_special", None)  # before the roles: the flagged names
         if not plain and isinstance(legacy, list):
             plain = frozenset(vocab.special_tokens) - {t for t in legacy if isinstance(t, str)}
-        #: the added tokens that are not special (matched in text by encode, never raising)
         self.non_special_tokens: frozenset[str] = plain
+        """The added tokens that are not special: ``encode`` matches them in text and never
+        raises for them; ``encode_ordinary`` reads them as text."""
         self._roles = check_roles({"bos_token": bos_token, "eos_token": eos_token,
                                    "unk_token": unk_token, "pad_token": pad_token},
                                   vocab.special_tokens, "Tokenizer")

@@ -34,10 +34,15 @@ class Vocab:
     """
 
     tokens: list[bytes]
+    """The bytes of each ordinary token, by id (the first 256 need not be the single bytes)."""
     merges: Optional[list[tuple[int, int]]] = None
+    """The merge list as pairs of ids, in rank order; ``None`` for a rank-only vocabulary."""
     special_tokens: dict[str, int] = field(default_factory=dict)
+    """Each special string's id."""
     ignore_merges: bool = True
+    """HF's ``ignore_merges``: a piece that is a whole token is that token, merges or not."""
     encode_by_rank: bool = False
+    """Encode by rank (tiktoken's rule) even though a merge list is given."""
 
     def validate(self, source: str = "vocabulary") -> None:
         """Raise :class:`FormatError` (naming ``source``) unless the invariants above hold."""

@@ -107,12 +107,17 @@ class ChunkCounts:
         **pretokenizer_params: Any,
     ) -> None:
         self.pretokenizer = get_pretokenizer(pretokenizer, **pretokenizer_params)
+        """The :class:`~cybpe.PreTokenizer` the chunks were split with."""
         self.special_tokens = tuple(sorted(checked_special_tokens(special_tokens)))
+        """The special tokens cut out of the text before splitting (sorted)."""
         self._splitter = SpecialTokenSplitter(self.special_tokens)
         self._table = ChunkCounter()
         self._new_locks()
         self.max_undercount = 0
+        """How far below the truth any kept count may be (0: exact; see ``max_unique``)."""
         self.max_pair_undercount: Optional[int] = 0
+        """A bound on how far below the truth any pair count the trainer sees may be (``None``:
+        unknown, from an old file)."""
         self.max_unique, self.max_bytes = _check_cap(max_unique, "max_unique"), _check_cap(max_bytes, "max_bytes")
 
     @property

@@ -133,18 +133,27 @@ class Tokenizer(TransformersMethods):
         if metadata is not None and not isinstance(metadata, dict):
             raise ParameterTypeError(f"metadata must be a dict or None, not {type(metadata).__name__}")
         self.normalizer = normalizer
+        """``None``, or ``"NFC"``: the text is NFC-normalized before it is split (offsets still
+        point into the original text)."""
         self.vocab = vocab
+        """The :class:`~cybpe.Vocab`: token bytes by id, merges, special tokens."""
         self.pretokenizer = get_pretokenizer(pretokenizer)
+        """The :class:`~cybpe.PreTokenizer` that splits text into the pieces BPE merges inside."""
         self.name = name
+        """The encoding's name (tiktoken's ``Encoding.name``): set for registered and loaded
+        encodings, ``None`` for a trained tokenizer unless given."""
         self.metadata = dict(metadata or {})
+        """Free-form data saved with the tokenizer; ``metadata["training"]`` is what
+        :func:`cybpe.train` recorded (settings, corpus size, stop reason, stages)."""
         from cybpe.formats.transformers_dir import check_model_max_length, check_non_special, check_roles
 
         plain = check_non_special(non_special_tokens, vocab.special_tokens)
         legacy = self.metadata.pop("hf_special", None)  # before the roles: the flagged names
         if not plain and isinstance(legacy, list):
             plain = frozenset(vocab.special_tokens) - {t for t in legacy if isinstance(t, str)}
-        #: the added tokens that are not special (matched in text by encode, never raising)
         self.non_special_tokens: frozenset[str] = plain
+        """The added tokens that are not special: ``encode`` matches them in text and never
+        raises for them; ``encode_ordinary`` reads them as text."""
         self._roles = check_roles({"bos_token": bos_token, "eos_token": eos_token,
                                    "unk_token": unk_token, "pad_token": pad_token},
                                   vocab.special_tokens, "Tokenizer")
@@ -164,7 +173,7 @@ class Tokenizer(TransformersMethods):
         # (building one sorts, joins and compiles an alternation: 7x a short text's encode).
         self._splitters: dict[frozenset[str], SpecialTokenSplitter] = {}
         # The per-call fast path (encode_ordinary, count, and encode with its default arguments):
-        # one compiled call from str to list (performance notes in cybpe/encode/fastpath.pyx).
+        # one compiled call from str to list (cybpe/encode/fastpath.pyx says why).
         self._fast_scanner = self.pretokenizer.compiled_scanner if normalizer is None else None
         self._all_specials = self._splitter(set(vocab.special_tokens)) if vocab.special_tokens else None
 
@@ -558,12 +567,10 @@ class Tokenizer(TransformersMethods):
             # Each thread encodes its slice in GIL-free passes of about GIL_HANDOFF_CHARS
             # characters, building each pass's lists (with the GIL) before the next.
             #
-            # Performance notes: one pass over the whole slice ended both threads' GIL-free work
-            # at about the same moment, and then their lists (9% of an English encode, perf)
-            # were built one thread after the other. In passes of ~64 K characters one thread
-            # builds lists while the other encodes. 2 MB of English / 3 MB of code in 16 KB
-            # documents, 21 alternating rounds, min (median): 2 threads over 1 thread 1.59x
-            # (1.66x) -> 1.89x (1.72x) on English, 1.66x (1.65x) -> 1.83x (1.59x) on code.
+            # Why passes: with one pass over the whole slice, both threads' GIL-free work would
+            # end at about the same moment and their lists be built one thread after the other;
+            # in passes one thread builds lists while the other encodes (the measurements:
+            # docs/history.md, "Batch encoding").
             def encode_slice(part: list[str]) -> list[list[int]]:
                 out: list[list[int]] = []
                 for group in _groups_of_chars(part, GIL_HANDOFF_CHARS):

@@ -19,48 +19,15 @@ default ``distributed`` Client when one exists, else local processes).
 
 Thread safety: the functions share no state; one client may run several counts at once.
 
-Performance notes (256 MB of ``bench/scale_corpus.py``, 4 files; a 2-worker
-``LocalCluster(processes=True, threads_per_worker=1)`` against ``cybpe.count(..., workers=2)``
-in one process, back to back, 3-4 rounds each, on a shared 2-core machine at load 5-6; CPU is
-the client's plus the workers'):
-
-* before: 4 shards per worker, a ``bag.reduction``: wall 1.97x the local two-thread count
-  (min and median), CPU 17-20 s against 9.5-12 s. Profile: the 8 partial counts (370 k
-  chunks each) went to one worker, which copied one and added 7 (1.2 s, the other core
-  idle), pickled the sum and sent it to the client; every pickling re-hashed a copy of the
-  table (0.28 s for 824 k chunks); and the workers counted 1.2x slower than the client
-  process, in the kernel: Dask's nanny sets ``MALLOC_TRIM_THRESHOLD_``, which pins glibc's
-  mmap threshold, so each block's buffers were fresh mmaps (see
-  :mod:`cybpe.training.allocator`; perf: kernel 24% of the workers' samples, 5% in the
-  local process).
-* now: one task per worker thread counts a group of shards into one table, the client adds
-  the partial counts in place (the task keys are unique to the call, so each result is its
-  own), pickling snapshots the arrays without hashing, and the worker counts under
-  :func:`~cybpe.training.allocator.roomy_malloc`: 4 rounds, wall 1.30x (min) and 1.17x
-  (median) the local count, CPU 14.9-18.4 s against 10.1-13.0 s for the local process
-  (earlier runs: 1.18x and 1.24x; 0.89x and 1.44x: the machine's load decides more than the
-  code at this level). What is left is
-  mostly Dask's own CPU: idle workers' event loops about 0.05 core each, the scheduler and
-  client in the calling process about 2 s per count; and the tail after the two tasks end,
-  1.4-1.6 s at that load: gathering the two partial counts (789 k and 824 k chunks: each half
-  of the resampled corpus holds nearly every chunk) 0.5-1.0 s, the client's addition
-  0.4-0.7 s (both tables got a hash index first; the received one no longer does, see
-  ``table_merge`` in cybpe/training/chunk_counter.pyx: 65-71 ms instead of 74-83 ms to add two
-  unpickled 360 k-chunk counts, idle). Both tasks ran the whole time, ending
-  within 0.05-1.2 s of each other. Fetching each result as its task ends (not all at the
-  end) brought that tail to 0.75-1.10 s (3 rounds).
-* then (1 GB of ``bench/scale_corpus.py``, idle machine, 2026-12-03): the tail was down to
-  0.3-0.4 s, and the gap was in the tasks. Each worker's counting thread used 10.0-10.3 s of CPU
-  for its half, where the local count's threads (which count each block into a table of its
-  own and add it to the total) used about 9: counting a whole half straight into one table of
-  824 k chunks costs a cache miss per occurrence (two plain processes doing that: 9.8-9.9 s
-  each). ChunkCounts now counts a batch into a fresh table and merges it once the table is big
-  (``SCRATCH_FROM`` in cybpe/training/counts.py): the worker's task, hence this path, got it
-  too. Three runs each of this probe before and of ``bench/test_bench_scale.py -k test_count``
-  after: Dask 10.76-12.18 s against 9.28-9.57 s local (1.16-1.27x), then 9.32-9.89 s against
-  9.11-9.87 s (1.00-1.08x; min 1.02x, median 1.06x).
-* the cost: one task per thread cannot rebalance when one worker is slower (a busier
-  machine); pass ``n_shards`` (more, smaller tasks, then more additions) for uneven workers.
+Why one task per worker thread: each task counts a group of shards into one table, so there is
+one partial count per thread to gather and add; the client adds them in place (the task keys
+are unique to the call, so each result is its own), pickling snapshots the arrays without
+hashing, results are fetched as each task ends, and the worker counts under
+:func:`~cybpe.training.allocator.roomy_malloc` (Dask's nanny environment otherwise makes every
+large buffer a fresh mmap). What is left of the gap to a local count is mostly Dask's own CPU.
+The cost: one task per thread cannot rebalance when one worker is slower (a busier machine);
+pass ``n_shards`` (more, smaller tasks, then more additions) for uneven workers. The
+measurements and the designs before this one: docs/history.md, "Counting under Dask".
 """
 
 from __future__ import annotations
@@ -76,7 +43,7 @@ from cybpe.training.corpus import count_corpus, counts_for, files
 from cybpe.training.counts import ChunkCounts
 from cybpe.training.shards import Shard, shards
 
-SHARDS_PER_WORKER = 1  # shards per worker thread by default (see the performance notes)
+SHARDS_PER_WORKER = 1  # shards per worker thread by default (the module docstring says why)
 
 
 def _count_partition(spec: dict, special_tokens: tuple, errors: str, items: Iterable[Any]) -> ChunkCounts:

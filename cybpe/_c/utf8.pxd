@@ -1,5 +1,6 @@
-# Reading UTF-8, shared by the compiled scanners (_scanner.pyx) and the pattern matcher
-# (_pattern_scanner.pyx), so that both see the same characters in the same bytes.
+# Reading UTF-8, shared by the compiled scanners (cybpe/pretokenize/scanner.pyx) and the
+# pattern matcher (cybpe/pretokenize/pattern_scanner.pyx), so that both see the same characters
+# in the same bytes.
 from libc.stdint cimport int64_t, uint8_t, uint32_t
 
 cdef extern from *:

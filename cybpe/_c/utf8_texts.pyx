@@ -7,10 +7,10 @@ never called) and the bytes are kept here for as long as the object lives. With
 keeps inside the str once asked for it (``PyUnicode_AsUTF8AndSize``), as a single
 ``encode_ordinary`` call does: encoding the same texts again skips the conversion.
 
-Performance notes: without ``cache_chars``, ``encode_ordinary_batch`` re-encoded every
-non-ASCII document on each call, with the GIL: 5.6% of the samples of a two-thread English
-batch in perf (``ucs2lib_utf8_encoder``), all of it while the other thread could not hold the
-GIL. The chunk counter leaves it off: a corpus read once would gain a lasting second copy.
+Why ``cache_chars``: without it, ``encode_ordinary_batch`` would re-encode every non-ASCII
+document on each call, with the GIL held, while the other threads wait for it (the profile:
+docs/history.md, "Batch encoding"). The chunk counter leaves it off: a corpus read once would
+gain a lasting second copy.
 """
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE

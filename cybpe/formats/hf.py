@@ -7,7 +7,7 @@ else is a :class:`FormatError` naming the file and the field.
 
 Export writes merges that make HF's id-pair BPE encode as cybpe does: the vocabulary's own
 merges, or, for rank semantics (no merge list, or ``encode_by_rank``), every split of every token
-(notes §B.5; with ``ignore_merges: true`` this is tiktoken's BPE), and a split pattern rewritten
+(:func:`cybpe.formats.merges.all_splits_merges`; with ``ignore_merges: true`` this is tiktoken's BPE), and a split pattern rewritten
 for Oniguruma (:func:`hf_safe_pattern`). Special tokens become ``added_tokens``.
 
 Speed: ByteLevel strings are converted with ``str.translate`` over whole tokens

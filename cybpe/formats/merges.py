@@ -4,8 +4,8 @@
   earliest. The GPT-2 file format needs a merge list; this is the smallest one that still builds
   every token.
 * :func:`all_splits_merges`: every split of every token into two tokens. With Hugging Face's
-  ``ignore_merges: true`` this reproduces tiktoken's rank-based BPE exactly (notes §B.5; it is how
-  Llama-3's ``tokenizer.json`` was made), even for tokens that no canonical merge order reaches.
+  ``ignore_merges: true`` this reproduces tiktoken's rank-based BPE exactly (it is how Llama-3's
+  ``tokenizer.json`` was made), even for tokens that no canonical merge order reaches.
 """
 
 from __future__ import annotations
@@ -94,9 +94,9 @@ def rank_vocab_if_all_splits(vocab: Vocab, index: Optional[TokenIndex] = None) -
 
 def _is_all_splits(tokens: Sequence[bytes], merges: Sequence[tuple[int, int]],
                    index: Optional[TokenIndex] = None) -> bool:
-    """Whether ``merges`` is exactly :func:`all_splits_merges` of ``tokens`` (performance note:
-    compiled, cybpe/formats/vocab_checks.pyx; Llama 3's 280,147 merges in well under 0.1 s,
-    1.7 s for this Python list and a comparison)."""
+    """Whether ``merges`` is exactly :func:`all_splits_merges` of ``tokens`` (compiled, in
+    cybpe/formats/vocab_checks.pyx: a Python list and a comparison were an order of magnitude
+    slower on Llama 3's 280,147 merges)."""
     from cybpe.formats.vocab_checks import TokenIndex
 
     if index is None:

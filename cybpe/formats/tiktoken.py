@@ -1,8 +1,7 @@
 """tiktoken's ``.tiktoken`` rank files: one ``<base64 of the token bytes> <rank>`` line per token.
 
 Loading takes a compiled fast path: one pass over the file's bytes checks every line and
-decodes its base64 straight into the token's ``bytes`` (cybpe/formats/tiktoken_lines.pyx, with
-its performance notes). Only when it declines are the lines walked one by one in Python to name
+decodes its base64 straight into the token's ``bytes`` (cybpe/formats/tiktoken_lines.pyx). Only when it declines are the lines walked one by one in Python to name
 the first bad line.
 
 Ranks are compared as text with ``b"%d" % i`` (no ``+1``, ``01`` or ``1_0``), so a file as

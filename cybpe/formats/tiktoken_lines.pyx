@@ -10,10 +10,9 @@ only where the last group needs it, no stray bits in the last character -- the s
 re-encode to themselves). ``tests/formats/test_tiktoken_lines.py`` checks it against
 :func:`cybpe.formats.b64.strict_b64decode_all` on hostile fields and whole files.
 
-Performance notes (o200k_base, 199,998 lines, 2.2 MB; shared 2-core VM, min of 5 in one
-process): the Python fast path it replaces (``translate`` + ``split`` + rank-text compare + two
-``map`` passes of ``a2b_base64`` / ``b2a_base64``) took 99 ms; this pass 13 ms, most of it
-making the 200k ``bytes`` objects.
+One compiled pass replaces a Python fast path of ``translate`` + ``split`` + rank-text compare
++ two ``map`` passes of base64 decoding and re-encoding, several times slower; most of the time
+left is making the ``bytes`` objects (docs/history.md, "Loading vocabularies").
 
 Thread safety: a pure function over an immutable ``bytes``; safe from any thread.
 """

@@ -42,10 +42,15 @@ class Vocab:
     """
 
     tokens: list[bytes]
+    """The bytes of each ordinary token, by id (the first 256 need not be the single bytes)."""
     merges: Optional[list[tuple[int, int]]] = None
+    """The merge list as pairs of ids, in rank order; ``None`` for a rank-only vocabulary."""
     special_tokens: dict[str, int] = field(default_factory=dict)
+    """Each special string's id."""
     ignore_merges: bool = True
+    """HF's ``ignore_merges``: a piece that is a whole token is that token, merges or not."""
     encode_by_rank: bool = False
+    """Encode by rank (tiktoken's rule) even though a merge list is given."""
 
     def validate(self, source: str = "vocabulary") -> None:
         """Raise :class:`FormatError` (naming ``source``) unless the invariants above hold."""
@@ -59,8 +64,8 @@ class Vocab:
             if not isinstance(getattr(self, flag), bool):
                 raise FormatError(f"{source}: {flag} must be True or False")
         # What an earlier passing call checked, kept as copies of the lists (references only):
-        # a vocabulary checked by its loader is not hashed again by Tokenizer() (see the
-        # performance notes at the end of this file). Anything changed since fails the equality
+        # a vocabulary checked by its loader is not hashed again by Tokenizer() (see the note
+        # at the end of this file). Anything changed since fails the equality
         # and is checked again; the special tokens and flags are always checked (they are few).
         checked = self.__dict__.get("_checked")
         tokens_checked = (checked is not None and type(self.tokens) is list
@@ -215,13 +220,12 @@ class Vocab:
 
 
 
-# Performance notes
-# -----------------
-# validate() ran twice on every load: in the loader (which names the file, and for .tiktoken the
-# line, of a bad token) and in Tokenizer() (which must check any Vocab, a user's too). The
-# second call hashed every token again (o200k_base: TokenIndex.of 10-20 ms on the shared VM) and,
-# with merges, checked every merge again (GPT-4o's 200k: merges_valid ~30 ms). Now a passing call
-# keeps copies of the token and merge lists (references only: 1.6 MB for o200k), and the next call
-# compares them with the current lists, an identity test per item (~1 ms for 200k), before
-# deciding what to check again. A list changed in place fails the comparison and is checked in
+# Why validate() remembers what passed
+# ------------------------------------
+# Every load validates twice: in the loader (which names the file, and for .tiktoken the line,
+# of a bad token) and in Tokenizer() (which must check any Vocab, a user's too). A passing call
+# keeps copies of the token and merge lists (references only), and the next call compares them
+# with the current lists, an identity test per item, before deciding what to check again, so the
+# second call hashes nothing (the timings: docs/history.md, "Loading vocabularies"). A list
+# changed in place fails the comparison and is checked in
 # full (tests/formats/test_vocab_validate_once.py).

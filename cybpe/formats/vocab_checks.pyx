@@ -7,28 +7,20 @@ does not like; the caller then runs its Python loop over the same list, which fi
 line and raises the error that names it. So the messages live in one place (Python), and the
 compiled pass only has to be right about "all is well".
 
-Performance notes (Llama 3 / GPT-4o tokenizer.json: 128,000 / 200,000 tokens, 280,147 / 199,742
-merge lines):
-* The Python loops spent their time in dict lookups, not bytecode: the same loop compiled
-  against the Python dict was no faster (1.4 s vs 1.5 s for Llama 3's lines on a busy machine),
-  and neither were whole-list ``map``/``zip``/``split`` versions. Each lookup of a fresh
-  string misses the cache three times (the dict entry, the key object to compare, the value
-  object). The index here is one array of 16-byte slots plus one blob of the token bytes, and a
-  merge line is decoded from ByteLevel characters to bytes in a scratch buffer, so nothing is
-  allocated per line but the output pair.
+Design (the timings of each point: docs/history.md, "Loading vocabularies"):
+* The Python loops spend their time in dict lookups, not bytecode (compiling the same loop
+  against the dict gains nothing): each lookup of a fresh string misses the cache three times
+  (the dict entry, the key object to compare, the value object). The index here is one array of
+  16-byte slots plus one blob of the token bytes, and a merge line is decoded from ByteLevel
+  characters to bytes in a scratch buffer, so nothing is allocated per line but the output pair.
 * A trained file's line k makes token 256 + k, so the joined token is first compared with the
-  one after the last line's (a sequential read) before the hash probe: one probe in three
-  saved; merges_valid on GPT-4o's pairs 0.065 -> 0.03 s.
-* ``bytelevel_tokens`` writes each token's bytes straight from the string's characters: 0.02 s
-  for GPT-4o's 200k tokens, against 0.25 s for one ``translate`` + ``encode`` over the joined
-  strings and a slice per token (and more for one call per token).
+  one after the last line's (a sequential read) before the hash probe.
+* ``bytelevel_tokens`` writes each token's bytes straight from the string's characters.
 * ``merge_line_ids`` decodes 16 lines, hashes their three keys and prefetches the slots before
-  probing any (the misses overlap): Llama 3 / Qwen3 / GPT-4o lines 116 / 56 / 83 -> 83 / 35 /
-  57 ms (min of 5, one process each, shared VM).
+  probing any, so the misses overlap.
 * ``TokenIndex`` replaces the ``{bytes: id}`` dict that ``validate`` built to find duplicates.
 * ``is_all_splits`` walks the tokens' splits and the merge list together: no rank encoder to
-  build and no (n, 2) array to sort or compare (Llama 3: 0.5 s for the encoder, its split
-  table and the comparison on a busy machine).
+  build and no (n, 2) array to sort or compare.
 
 Thread safety: a ``TokenIndex`` is immutable after construction (safe to share); the functions
 keep no state and read their arguments.
@@ -300,7 +292,7 @@ cdef class TokenIndex:
         None otherwise.
 
         Lines are taken MERGE_BATCH at a time: decoded and their three keys hashed, the slots
-        prefetched, then probed, so that the cache misses overlap (performance notes at the top)."""
+        prefetched, then probed, so that the cache misses overlap (module docstring)."""
         cdef Py_ssize_t n = PyList_GET_SIZE(lines), first = 0, m, count, width = 2 * self.max_len
         cdef Py_ssize_t la[MERGE_BATCH]
         cdef Py_ssize_t lb[MERGE_BATCH]

@@ -305,10 +305,9 @@ def _parsed_by_orjson(data: bytes) -> tuple[bool, Any]:
     numbers past a double) and more nesting than 1024 levels: those fall back too
     (tests/io/test_read_json.py checks both parsers agree).
 
-    Performance notes: ``json.loads`` was the largest part of ``from_hf`` (about 100-230 ms of
-    a 250-360 ms load of the Llama 3, Qwen3 and GPT-4o files); orjson parses them in about
-    0.55-0.7x its time (7 alternating rounds, busy machine: 255 vs 404, 404 vs 558, 115 vs 209 ms
-    min), and the digit check (one translate and one find over the bytes) costs 10-30 ms."""
+    Why: ``json.loads`` is the largest part of loading a ``tokenizer.json``, and orjson parses
+    the real files in well under its time, digit check included (docs/history.md, "Loading
+    vocabularies")."""
     try:
         import orjson
     except ImportError:

@@ -81,16 +81,25 @@ class PreTokenizer:
         if refine is not None and not callable(refine):
             raise ParameterTypeError(f"pre-tokenizer {name!r}: refine must be a function")
         self.name = name
+        """The registered name (``"cl100k"``)."""
         self.pattern = pattern
+        """The regex (for the ``regex`` module) that defines the pieces."""
         self.params = dict(params or {})
+        """The parameters it was built with (``{"digits": 2}``)."""
         self.description = description
+        """One line on what it does, from its plugin."""
         self.plugin = plugin
+        """The distribution (or plugin name) that registered it."""
         self.version = version
+        """That plugin's version, saved with a tokenizer."""
         self.refine = refine
+        """``refine(text, spans)``, a post-processing step on the regex's spans, or ``None``."""
         # One regex whose matches alone give the final spans (refine included): what exports
         # to libraries without a refine step write. None: no such pattern is known.
         self.export_pattern = export_pattern if export_pattern is not None else (
             pattern if refine is None else None)
+        """One regex whose matches alone give the final spans, for exports (``None``: none
+        is known)."""
         try:
             self._regex = regex.compile(pattern)
         except regex.error as exc:
@@ -105,6 +114,9 @@ class PreTokenizer:
             # No hand-written scanner: the pattern itself, compiled, when it allows (else None).
             scanner = compile_scanner(pattern)
         self.scanner = scanner
+        """The compiled splitter: a hand-written ``Scanner``, a ``PatternScanner`` (the pattern
+        compiled; its ``backend`` is ``"dfa"`` or ``"backtrack"``), or ``None`` (the ``regex``
+        module splits)."""
         self._use_scanner = use_scanner
 
     @property

@@ -7,10 +7,8 @@ then a fresh ``mmap`` whose pages fault in zeroed and are unmapped when freed. C
 allocates several such buffers per 4 M-character block (the bytes read, the decoded text, the
 UTF-8 copy, the piece ends), so on a worker it spent a fifth of its time in the kernel.
 
-Performance notes (64 MB of the resampled corpus, one process, shared 2-core machine, whole
-processes timed A/B): with ``MALLOC_TRIM_THRESHOLD_=65536`` in the environment counting took
-1.2x the wall time (minor page faults 241 k instead of 86 k, system time 0.96 s instead of 0.41 s);
-raising the two thresholds for the duration of the count brought the faults to 37 k.
+Counting in a worker with that setting takes noticeably longer, in the kernel (the figures:
+docs/history.md, "Counting under Dask").
 
 :func:`roomy_malloc` raises the mmap and trim thresholds while it is entered, in processes
 whose environment sets ``MALLOC_TRIM_THRESHOLD_`` (glibc only; elsewhere it does nothing), then

@@ -8,37 +8,32 @@
 #   slots    open addressing, linear probing, power-of-two size; a slot is
 #            (32-bit hash tag << 32) | (entry + 1), 0 = empty
 #
-# Performance notes (measured on 10 MB of mixed-train.txt, 2 shared cores, gcc -O3)
+# Design (the measurements behind each point: docs/history.md, "Chunk counting")
 # -----------------------------------------------------------------------------------------
-# * The old path built a Python str per piece and a Counter entry per piece: ChunkCounts.update
-#   of 10 MB (80 k documents) took 0.77-0.89 s, now 0.10 s (50 MB: 4.2 s -> 0.54 s). A piece
-#   costs one scanner step, one hash of its bytes and (almost always) one probe.
+# * A piece costs one scanner step, one hash of its bytes and (almost always) one probe: no
+#   Python str and no Counter entry per piece.
 # * Entries are not stored in the slots: a slot is 8 bytes holding the hash tag and the entry
 #   number, so a probe compares tags without touching the arena, growing the table rewrites
 #   only the slots (the tag is also the position), and the memory per distinct chunk is its
-#   bytes + 16 (offset, count) + ~12 (slots at load <= 2/3). A dict of bytes -> int costs ~150.
+#   bytes + 16 (offset, count) + ~12 (slots at load <= 2/3), where a dict of bytes -> int costs ~150.
 # * Lengths come from consecutive offsets, so no length field: chunks are appended in order.
 # * Pieces come from the scanner's scan_all (BaseScanner, scanner_api.pxd: any compiled scanner,
 #   third-party ones included, one vtable call per text) into an end buffer reused across the
-#   texts of a batch; it costs an 8-byte end per piece (up to 2x a 4 M-character block).
-#   Scanning is about a third of the time (50 MB: scan_all alone 0.17-0.33 s, counting
-#   0.54-0.64 s); hashing and probing are the rest.
+#   texts of a batch; it costs an 8-byte end per piece. Scanning is about a third of the time;
+#   hashing and probing are the rest.
 # * The hash reads 8-byte words (two overlapping 4-byte loads for 4..7-byte tails) and mixes
 #   them with a 64x64->128 multiply; its top 32 bits are the tag. Seeded per process, so the
 #   table's probe lengths cannot be planned by whoever writes the text; no result depends on it
 #   (entries stay in first-seen order, and sorted output sorts by bytes).
 # * Sorting by bytes (for ChunkCounts.items) happens in C: an LSD radix sort of (8-byte
-#   big-endian prefix, entry) pairs, then a merge sort inside runs of equal prefixes. 50 MB,
-#   468 k chunks: list.sort of the (bytes, count) tuples 0.6-0.85 s; a merge sort of the pairs
-#   with the comparison above ~0.2 s; radix first ~0.06 s (`python tests/training/test_chunk_counter.py 50` prints it).
+#   big-endian prefix, entry) pairs, then a merge sort inside runs of equal prefixes
+#   (`python tests/training/test_chunk_counter.py 50` prints its time against list.sort).
 # * A table read from a file or a pickle (read_arrays, _rebuild) is checked (offsets in order,
 #   counts > 0, the total) but gets no hash index until a call needs one (_indexed: updates,
-#   merges, lookups, equality, items, copy); training reads only the arrays (sorted_arrays, which
-#   then refuses a repeated chunk from the sort). 10 M distinct 7-byte chunks (230 MB file),
-#   perf: table_reindex was ~80% of load (its first probe into the 128 MB slot array stalls on a
-#   cache/TLB miss); load 1.2 s -> 0.40 s in-process, peak RSS 391 -> 263 MiB. When the index is
-#   built, prefetching REINDEX_AHEAD home slots cut the whole load-and-index process's CPU time
-#   by a quarter (A/B 0.77, shared machine).
+#   merges, lookups, equality, items, copy): building the index is most of a load, its first
+#   probes stalling on cache and TLB misses, and training reads only the arrays (sorted_arrays,
+#   which then refuses a repeated chunk from the sort). When the index is built, REINDEX_AHEAD
+#   home slots are prefetched.
 # * Texts shorter than RELEASE_GIL_BYTES are counted without releasing the GIL (releasing
 #   has a fixed cost; threshold chosen, not tuned).
 #
@@ -303,11 +298,10 @@ cdef int table_merge(ChunkTable* t, const ChunkTable* other) noexcept nogil:
     an index: then a chunk it holds twice is ERR_DUPLICATE (``t`` may be partly updated), found
     by marking each of ``t``'s entries the first time one of ``other``'s chunks lands on it.
 
-    Performance notes: before, ``other`` got a hash index first only to be checked for
-    duplicates (ChunkCounter._indexed), an insert per chunk into a slot array far larger than
-    the caches: the client's last addition in cybpe.dask indexed both received tables, then
-    merged. The marks cost one bit per entry of the sum, read where the merge is already
-    looking."""
+    Why the marks: giving ``other`` a hash index first, only to find duplicates, costs an insert
+    per chunk into a slot array far larger than the caches (cybpe.dask's last addition would
+    index both received tables); the marks cost one bit per entry of the sum, read where the
+    merge is already looking."""
     cdef int64_t e, start, entry, old_size = t.size, old_total = t.total
     cdef int rc = 0
     cdef uint64_t* seen = NULL
@@ -1191,10 +1185,10 @@ cdef class ChunkCounter:
     def kth_largest_count(self, int64_t k) -> int:
         """The k-th largest count (1-based; 0 when the table has fewer than k entries).
 
-        Performance note: the memory cap asks this at every prune; a copy of the counts and a
-        numpy partition of it took 16 bytes per entry on top of a table at its cap (24 MiB at
-        1.5 M chunks). Counts below 65,536 go to a 512 KiB histogram; only when the k-th is at
-        least that are the larger counts copied and partitioned."""
+        Why a histogram: the memory cap asks this at every prune, and a copy of the counts with
+        a numpy partition would take 16 bytes per entry on top of a table at its cap. Counts
+        below 65,536 go to a 512 KiB histogram; only when the k-th is at least that are the
+        larger counts copied and partitioned."""
         cdef int64_t hist_size = 65536, e, c, seen = 0, big = 0
         cdef int64_t* hist
         if k < 1:

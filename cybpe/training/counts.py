@@ -38,12 +38,9 @@ CAP_BLOCK_PIECES = 1 << 18  # ... or this many pieces of a longer text (one with
 COUNTING_RESERVE = 28 << 20
 #: A batch of texts is counted into a fresh table, then merged, once the table holds this many
 #: chunks and the last batch had at least SCRATCH_REPEATS occurrences per distinct (or new)
-#: chunk. Performance notes: a big table is slower to count into (a cache miss per occurrence;
-#: L2 is 2 MiB a core here) than a batch's own small table plus one merge per distinct chunk.
-#: Half of the 1 GB scale corpus (bench/scale_corpus.py: 824 k distinct chunks) in blocks of
-#: 4 M characters, two processes at once, 2026-12-03: 9.84 / 9.94 s straight into one table,
-#: 8.70 / 8.75 s through scratch tables. 10 M distinct words (each block's chunks all new):
-#: 2.04 s straight, 2.55 s through scratch tables, hence the repeat test.
+#: chunk: a big table is slower to count into (a cache miss per occurrence) than a batch's own
+#: small table plus one merge per distinct chunk, unless the batch's chunks are mostly new
+#: (hence the repeat test). The measurements: docs/history.md, "Scratch tables".
 SCRATCH_FROM = 1 << 16
 SCRATCH_REPEATS = 4
 #: Version of the pickled state (``__getstate__``); states without one are version 0.
@@ -111,12 +108,17 @@ class ChunkCounts:
         **pretokenizer_params: Any,
     ) -> None:
         self.pretokenizer = get_pretokenizer(pretokenizer, **pretokenizer_params)
+        """The :class:`~cybpe.PreTokenizer` the chunks were split with."""
         self.special_tokens = tuple(sorted(checked_special_tokens(special_tokens)))
+        """The special tokens cut out of the text before splitting (sorted)."""
         self._splitter = SpecialTokenSplitter(self.special_tokens)
         self._table = ChunkCounter()
         self._new_locks()
         self.max_undercount = 0
+        """How far below the truth any kept count may be (0: exact; see ``max_unique``)."""
         self.max_pair_undercount: Optional[int] = 0
+        """A bound on how far below the truth any pair count the trainer sees may be (``None``:
+        unknown, from an old file)."""
         self.max_unique, self.max_bytes = _check_cap(max_unique, "max_unique"), _check_cap(max_bytes, "max_bytes")
 
     @property

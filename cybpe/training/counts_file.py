@@ -21,11 +21,10 @@ The arrays are the compiled counter's memory as it is (entries in first-counted 
 saving writes it without building anything, and loading reads straight into newly allocated
 arrays, then checks them (offsets in order, counts > 0, the total, the CRC). The hash index is
 built only when a call needs it (an update, a merge, a lookup); training never does, and refuses
-a chunk stored twice when it sorts. Peak memory on load is the data itself (10 M chunks: a
-230 MB file, 263 MiB peak RSS for the whole process).
+a chunk stored twice when it sorts. Peak memory on load is the data itself.
 
-Performance notes: see the README's "Counting at scale" section and bench/test_bench_scale.py
-for save/load times of 10 M chunks.
+The save and load times of 10 M chunks: docs/performance.md, "Counting at scale"
+(``bench/test_bench_scale.py``).
 
 Thread safety: save and load share no state; saving a ChunkCounts another thread is filling
 raises (the counter is busy) rather than writing a torn copy.

@@ -21,7 +21,7 @@ A language whose training data has no pair left is passed over (the next languag
 paper's code stops there instead); training stops when no language has one, or when the chosen
 language's best count is below ``min_frequency`` (as the paper's code).
 
-The loop is compiled (``parity_merge.pyx``, its data structures and performance notes there);
+The loop is compiled (``parity_merge.pyx``, its data structures and their reasons there);
 ``cybpe.reference.parity`` is the slow definition the tests compare with.
 
 Thread safety: :class:`ParallelSet` is immutable (safe to share); the functions keep no state.

@@ -20,16 +20,8 @@ the summed heap during the first ``global_merges`` merges), and apply it to ever
 the pair's occurrence list, updating the site counts, every language's counts, the summed counts
 while they are still needed, and the dev lengths.
 
-Performance notes
------------------
-Measured with ``bench/training_variants_table.py --per-language-bytes 250000 --vocab-size 8192
---only parity`` (22 NTREX languages, 5.46 MB, 93k unique training chunks, 2.1M nodes, 7,936
-merges), shared 2-core machine. ``train()`` as a whole, counting included, median of 3: classic
-1.2 s, hybrid (4096 global) 1.7 s, window 1.4 s; the Python loop this replaced took 35.7 s and
-46.2 s run in turn with the first two. Of the classic run's 1.0 s in ``train_parity_merges``,
-this loop is 0.5 s (1.19M merge sites), loading and counting the pairs 0.13 s, and the Python
-chunk index the rest (its first version, ``int()`` on each numpy weight, spent 1.1 s there).
-
+Design (the measurements: docs/history.md, "Parity-aware loop")
+---------------------------------------------------------------
 * A pair's counts live in one sparse table per language rather than a dense ``n_lang`` vector per
   pair: a chunk is nearly always in one language's data only, so a site costs one lookup in the
   site table and one per language the chunk is in (plus the summed table during the hybrid

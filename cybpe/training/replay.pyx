@@ -7,22 +7,14 @@ other. :func:`encode_at_seams` cuts every chunk at its seams, encodes each disti
 with a rank encoder and copies the ids of the repeats. The result equals encoding each whole
 chunk with that encoder (``tests/training/test_replay.py`` checks both on real and random text).
 
-Performance notes
------------------
+Design
+------
 SuperBPE's stage 2 (``train(..., superword_from=t)``) resumes from stage 1's merges on chunks
-that run from one number to the next: on the first 50 M characters of ``mixed-train.txt.xz``,
-457 k distinct chunks of 53 MB (median 55 bytes, 12% of the bytes in chunks over 1 KB), CPU time
-on the shared 2-core machine under load:
-
-* whole chunks through ``RankEncoder.encode_utf8``: 6.6 s (12.3 s wall), in the heap and bucket
-  merge paths;
-* cut at the seams of stage 1's 24,320 tokens they are 8.7 M parts (median 5 bytes; 0.2% of the
-  bytes in parts over 256 bytes, Thai and Tibetan runs) of which 584 k distinct (10.5 MB):
-  through ``encode_utf8`` (its per-call memo holds 16 k pieces) 3.3-3.8 s; here, each distinct
-  part encoded once, 32 parts hashed and their slots prefetched at a time, and the chunk starts
-  written as the ids are (no cumsum and searchsorted over 13 M ids afterwards): 3.1 s.
-* What is left is the BPE of the distinct parts (rare words, the merge paths' linear rescan and
-  heap: about half), the table's cache misses and the copies of repeated parts' ids.
+that run from one number to the next: long chunks, whose parts between seams are short words
+that repeat. So each distinct part is encoded once, ``BATCH`` parts are hashed and their slots
+prefetched at a time, and the chunk starts are written as the ids are. What is left is the BPE
+of the distinct parts, the table's cache misses and the copies of repeated parts' ids. The
+measurements against whole-chunk encoding: docs/history.md, "SuperBPE replay".
 
 Thread safety: the functions hold no state; the encoder is only read.
 """

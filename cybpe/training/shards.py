@@ -45,8 +45,11 @@ class Shard(NamedTuple):
     """Bytes ``start`` to ``end`` (None: the end) of a file or URL; counted like a file."""
 
     source: Union[str, Path]
+    """The file (a Path) or URL (a str)."""
     start: int = 0
+    """The first byte of the range."""
     end: Optional[int] = None
+    """The byte after the last one (``None``: the end of the file)."""
 
     def __repr__(self) -> str:
         end = "end" if self.end is None else self.end

@@ -1,7 +1,7 @@
-# Data structures of the BPE merge trainer (``_trainer.pyx``), with their nogil helpers.
+# Data structures of the BPE merge trainer (``trainer.pyx``), with their nogil helpers.
 #
 # * Node: one per byte of every unique chunk, linked into the chunk's current token sequence
-#   (for modules that cimport it; trainer.pyx itself keeps 8-byte unlinked ByteNodes, see its notes).
+#   (for modules that cimport it; trainer.pyx itself keeps 8-byte unlinked ByteNodes, see its docstring).
 # * PairTable: open-addressing hash (linear probing, backward-shift deletion) from the pair key
 #   ``left << 32 | right`` to its int64 count and its occurrence block.
 # * OccPool: the occurrence lists (left-node ids), in power-of-two blocks of one growable arena.
@@ -289,7 +289,7 @@ cdef inline int64_t pool_alloc(OccPool* pool, int cls) noexcept nogil:
 
 cdef inline void pool_release(OccPool* pool, uint32_t block, int cls) noexcept nogil:
     # A big free block keeps only its first entry (the free-list link) resident: its other pages
-    # go back to the OS until the block is reused (trainer.pyx, performance notes: "Pool pages").
+    # go back to the OS until the block is reused (trainer.pyx, module docstring: "Pool pages").
     if cls >= OCC_DROP_CLASS:
         drop_pages(pool_block(pool, block) + 1,
                    ((<size_t>OCC_UNIT << cls) - 1) * sizeof(node_t))

@@ -1,40 +1,29 @@
 """BPE merge trainer core: unique chunks with multiplicities in, ordered merges out.
 
 Semantics are those of ``cybpe.reference.trainer`` (read its docstring); the differential tests in
-``tests/training/test_trainer_core.py`` hold the two together. Data structures: ``_trainer.pxd``.
+``tests/training/test_trainer_core.py`` hold the two together. Data structures: ``trainer.pxd``.
 
-Performance notes
------------------
-Measured on counts of the first 50 MB of ``mixed-train.txt.xz`` (517k unique chunks, 8.2M nodes),
-vocab 32768: CPU time of the merge loop, best of 3, builds compared in alternation on this 2-core
-VM (shared with other jobs, so figures move by +-5% between runs).
-
-* Layout (notes A.3): one node per byte of every unique chunk of length >= 2, chunks one after
-  another, so node ids grow left to right inside a chunk and chunk by chunk. Byte nodes: 8-byte
-  structs ``{sym, chunk}``, no links. A token of n bytes starting at node i covers nodes i to
+Design (the measurements behind each point, and the attempts dropped: docs/history.md, "Merge
+trainer")
+------------------------------------------------------------------------------------------------
+* Layout: one node per byte of every unique chunk of length >= 2, chunks one after another, so
+  node ids grow left to right inside a chunk and chunk by chunk. Byte nodes are 8-byte structs
+  ``{sym, chunk}`` without links: a token of n bytes starting at node i covers nodes i to
   i + n - 1 (the others hold -1), so the next token starts at i + length(sym) and the previous
-  one is found by walking left over -1 nodes (as many as its length less one, in the same cache
-  line or the next). The 16-byte linked ``Node`` of ``trainer.pxd`` (``{sym, prev, next,
-  chunk}``) took twice the memory: on 10 M distinct chunks, load+train 1,024 tokens peaked at
-  1,917 MiB with linked nodes and 1,382 MiB with byte nodes (70 M nodes: 1,068 -> 534 MiB), and
-  the merge loop is faster, the nodes being denser: 50 MB of ``mixed-train.txt.xz`` to 32,768
-  tokens, CPU best of 3, two alternations: 2.21 / 2.10 s -> 1.75 / 1.57 s, same merges.
-* The loop is bound by cache misses on nodes (131 MB here, when they were 16 bytes) reached
-  through occurrence lists. The loop prefetches the node 16 sites ahead and its chunk weight 8
-  sites ahead: 1.44 s -> 1.03 s.
-  Prefetching the four pair slots as well (a 4-stage pipeline) gained nothing, so it is not done.
+  one is found by walking left over -1 nodes. Half the memory of the linked 16-byte ``Node`` of
+  ``trainer.pxd``, and denser nodes make the loop faster.
+* The loop is bound by cache misses on nodes reached through occurrence lists, so it prefetches
+  the node ``PREFETCH_NODE`` sites ahead and its chunk weight ``PREFETCH_WEIGHT`` sites ahead.
 * Occurrence lists live in one arena of power-of-two blocks with per-class free lists
-  (``OccPool``) and pair slots are 32 bytes, 64-byte aligned. With malloc'ed lists in 40-byte
-  slots the loop took 1.11 s and malloc/free were 13% of the profile; after the change 0.93 s.
+  (``OccPool``; no malloc/free per list), and pair slots are 32 bytes, 64-byte aligned.
 * Pair slots stay put inside a step: the table is grown for the worst case before the step and
-  zero-count pairs are deleted after it. A pair whose count reaches 0 has no
-  valid occurrence left, so its block is released at once (memory stays O(live occurrences)).
+  zero-count pairs are deleted after it. A pair whose count reaches 0 has no valid occurrence
+  left, so its block is released at once (memory stays O(live occurrences)).
 * Stale occurrences are validated on use, never removed eagerly: a node's (sym, next sym) pair
-  never takes the same value twice, so a stale entry cannot come back to life (23% of the entries
-  read are stale here).
+  never takes the same value twice, so a stale entry cannot come back to life.
 * Lazy heap: every live pair has an entry >= its live count; a popped entry that disagrees with
   the live count is re-pushed with it. Pairs whose count rose in a step are pushed once, at the
-  end of the step, with their final count (stamped per step, so each is pushed once).
+  end of the step, with their final count (stamped per step).
 * The duplicate-bytes rule (reuse the id of existing token bytes) needs one hash lookup per merge.
   Without seed tokens it never fires (see the test ``test_no_merge_ever_spells_an_existing_token``
   for the argument), and even with seeds every id is produced by one step only, so occurrence lists
@@ -43,42 +32,24 @@ VM (shared with other jobs, so figures move by +-5% between runs).
 * Initial byte-pair statistics: a dense 256x256 counting sort, two linear passes, sorted lists.
 * ``tie_break="huggingface"`` costs nothing in the loop: byte ids are renamed into HF order on
   input and back on output, so the heap always orders by the plain (left, right) pair.
-* Pair table sized from the distinct pairs: the worst case of a step is not 2 new pairs per site
-  but 2 per token id (every new pair holds the merged id next to one of ``tokens.n`` ids), and
-  ``risen`` / ``emptied`` grow on demand. Before, 10 M distinct 6-letter words (the scale
-  benchmark's corpus) made the first merge (`` a``, a site in every chunk) reserve 20 M pairs:
-  2**26 slots of 32 bytes (2 GiB, every slot written) plus 320 MB of step arrays.
-* Flat input: ``train_merges_arrays`` reads a ChunkCounter's arena, offsets and counts in place,
-  where ``train_merges`` needs a ``bytes`` object per chunk (about 48 bytes each plus the list and
-  the sort's scratch: some 0.9 GB for 10 M chunks). Chunk order changes no merge (counts are sums,
-  ties go by pair ids, and merges apply left to right inside each chunk). ``train_merges_from``
-  (what ``train()`` uses) copies the weights while it holds the counts and merges after letting
-  them go, so other threads can read or update the counts during a long training: 8 bytes per
-  chunk (76 MiB for 10 M) bought back by not holding them. ``train_merges_arrays`` reads the
-  caller's weights in place.
-  Both together, loading the 10 M-chunk counts file and training 1,024 tokens
-  (``bench/test_bench_scale.py``, ``load+train``): peak RSS 4,613 -> 1,917 MiB, 50.6 s -> 6.1 s.
+* The pair table is sized from the distinct pairs: the worst case of a step is 2 new pairs per
+  token id (every new pair holds the merged id next to one of ``tokens.n`` ids), not 2 per site,
+  and ``risen`` / ``emptied`` grow on demand.
+* Flat input: ``train_merges_arrays`` reads a ChunkCounter's arena, offsets and counts in place
+  (no ``bytes`` object per chunk). Chunk order changes no merge (counts are sums, ties go by pair
+  ids, and merges apply left to right inside each chunk). ``train_merges_from`` (what
+  ``train()`` uses) copies the weights while it holds the counts and merges after letting them
+  go, so other threads can read or update the counts during a long training.
 * Pool pages: a released occurrence block of 64 KiB or more gives its pages (all but the first,
-  which holds the free-list link) back to the OS with ``madvise(MADV_DONTNEED)``; they come back
-  as zeros when the block is reused. Growing lists copy themselves into the next size class and
-  release the old block, and every merged pair releases its list, so without this the freed
-  blocks stayed resident: 10 M distinct chunks, load+train 1,024 tokens, VmHWM 1,306 -> 1,071
-  MiB (the pool had grown by 273 MiB over the 230 MiB of the initial lists). The merge loop on
-  50 MB of ``mixed-train.txt.xz`` (32,768 tokens, CPU best of 3, alternating with main's build
-  twice) took 1.40 / 1.55 s against main's 1.79 / 2.08 s, after byte nodes as well.
+  which holds the free-list link) back to the OS with ``madvise(MADV_DONTNEED)``: growing lists
+  and merged pairs release blocks all the time, and without this they stay resident.
 * Loading token sequences (``load_tokens``: resuming with ``replay="encode"``, as SuperBPE's stage
   2 does) counts the initial pairs by grouping the pair sites by their left token (a stable
   counting sort, so occurrence lists stay in node order), each site carrying its node, right
   token and chunk, then tallying each group's right tokens in dense per-token arrays: one
-  pair-table insert per distinct pair (slots prefetched per group) and a table sized once. It
-  hashed every site twice into a table grown one pair at a time (3.0 M distinct pairs, 256 MB of
-  slots) and read each site's weight through its node: 50 M characters of ``mixed-train.txt.xz``
-  after stage 1 to 24,576 tokens (13.2 M token nodes), ``load_tokens`` 6.96 s -> 1.80 s wall on
-  the loaded 2-core machine (5.56 s with the grouping alone: the weight reads through the nodes
-  missed the cache), the same merges and statistics.
-* Transparent huge pages (madvise) were tried against the TLB misses, but this VM grants none, so
-  there is no measurement and no code for them. The GIL is released for the loop and taken back
-  only to call ``progress`` every ``PROGRESS_EVERY`` merges.
+  pair-table insert per distinct pair and a table sized once.
+* The GIL is released for the loop and taken back only to call ``progress`` every
+  ``PROGRESS_EVERY`` merges.
 """
 
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t, INT32_MAX, INT64_MAX
@@ -112,7 +83,7 @@ cdef enum StopReason:
     STOP_NO_PAIRS = 3
 
 
-cdef struct ByteNode:   # 8 bytes (performance notes: "Layout")
+cdef struct ByteNode:   # 8 bytes (module docstring: "Layout")
     token_t sym        # the token starting at this byte; -1 inside a token (merged into the left)
     int32_t chunk      # the chunk's index into ``weight``
 
@@ -345,8 +316,8 @@ cdef int refused(Trainer* t, PairSlot* slot) noexcept nogil:
     """1 if a merge rule excludes the pair (remembered in the slot), 0 if not, < 0 = error.
 
     The rules depend on the two tokens' bytes only, so excluding a pair when it reaches the top of
-    the heap equals never counting it: its count decides nothing else (notes A.3: other pairs'
-    counts follow from the merges made, and an excluded pair is never made)."""
+    the heap equals never counting it: its count decides nothing else (other pairs' counts
+    follow from the merges made, and an excluded pair is never made)."""
     cdef token_t left = <token_t>(slot.key >> 32)
     cdef token_t right = <token_t><uint32_t>slot.key
     cdef int verdict = 0
@@ -521,7 +492,7 @@ cdef int fill_initial_pairs(Trainer* t, count_t* pair_count, int64_t* pair_n,
 
 cdef int count_initial_token_pairs(Trainer* t) noexcept nogil:
     """Pair counts and sorted occurrence lists when the nodes hold any token ids (resuming from
-    segmented chunks); the heap (performance notes: "Loading token sequences")."""
+    segmented chunks); the heap (module docstring: "Loading token sequences")."""
     cdef int64_t n_tok = t.tokens.n
     cdef int64_t* group = <int64_t*>calloc(n_tok + 1, sizeof(int64_t))
     cdef int64_t* cursor = <int64_t*>malloc(max(n_tok, 1) * sizeof(int64_t))
@@ -1178,7 +1149,7 @@ def train_merges_arrays(arena, offsets, weights, n_new_tokens, *, min_frequency=
     """:func:`train_merges` from flat arrays, as a :class:`ChunkCounter` holds them: chunk ``c``
     is ``arena[offsets[c]:offsets[c + 1]]`` (uint8 bytes; int64 offsets, one more than chunks,
     from 0) with the int64 count ``weights[c]`` (> 0). The same merges as ``train_merges`` on
-    those chunks in any order, without a ``bytes`` object per chunk (performance notes: "Flat
+    those chunks in any order, without a ``bytes`` object per chunk (module docstring: "Flat
     input"). No seed tokens or forced merges here."""
     return _train_arrays(lambda load: load(arena, offsets, weights), True, n_new_tokens,
                          min_frequency, tie_break, progress, max_token_length, veto)

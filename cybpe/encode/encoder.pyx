@@ -14,85 +14,32 @@ linear rescan (short pieces), binary heap (medium), bucket queue by rank (long),
 (one repeated byte, any length).
 """
 
-# Performance notes
+# Performance notes (the measurements behind each point, and the attempts dropped:
+# docs/history.md, "Rank encoder")
 # -----------------
-# Measured on the shared 2-core VM with cl100k, pre-split pieces of the eval corpora, CPU time,
-# best of 7, A/B builds run interleaved (other jobs shared the machine: differences under ~10%
-# are noise). "en/ru/ja/hi" = eval/docs/{en,ru,ja}.txt, eval/parallel-ntrex/hi.txt.
-#
-# * Whole-piece lookup is the hot path for English and code (90-93% of pieces are tokens). Its
-#   cost is one cache miss into the token table, so a slot holds the token's first 8 bytes and
-#   length: pieces of <= 8 bytes are compared in the slot, without touching offsets or the blob
-#   (3 misses before; 16 bytes now, see below). perf showed ~50% of the lookup loop's samples on
-#   that one load, so encode_block hashes 16 pieces first and prefetches their slots, then
-#   probes: the misses overlap (en 92 -> 96..122 MB/s, code 98 -> 106..130, ru/ja/hi
-#   +2..15%). 64 pieces a block instead of 16 (2026-12-03, the bench's 16 KB documents, min /
-#   mean of 30 rounds, 5 process pairs A/B alternated): en 2 MB 20.00 / 21.54 -> 18.44 / 19.99
-#   ms, code 3 MB 33.00 / 34.35 -> 30.16 / 32.33; zh and hi unchanged within 1%; 8 was 8-10%
-#   slower than 16, 128 no better than 64. perf had put 12% of encode_block's samples just
-#   after the prefetches.
-#   Slots of 32 bytes instead of 16 (2026-12-04) hold bytes 9-16 and the token's blob offset
-#   too: a piece of 9-16 bytes (8% of English pieces, 6% of code) is compared in its slot, a
-#   longer one reads the blob directly, where both had first read token_offsets and then the
-#   blob, two dependent misses (19% of encode_block's samples in perf on the warm English
-#   set). Paired A/B processes (16 pairs, min of 6 rounds each, median of the pair ratios): en
-#   0.95x (min 14.29 -> 13.48 ms), code 0.98x, zh 1.00x, hi 1.02x (8 pairs of 20 rounds); the
-#   table doubles (cl100k 8 MB, o200k 16 MB) and RankEncoder(o200k) takes ~5 ms more (~80 ms).
-#   Prefetching each slot a fixed 24 pieces ahead of its probe (blocks of 256) instead of a
-#   block's 64 at once was slower (same day, paired A/B: en 1.05x, code 1.02x, hi 1.02x).
-# * Pieces that need BPE repeat within a text (ru: 76% of such bytes, hi: 94%, en: 66%, ja:
-#   15%), so encode_utf8 / encode_str_pieces memoise them in a per-call cache keyed by the
-#   piece's bytes in the caller's input, valued by the ids' position in the output: ru 24 -> 60
-#   MB/s, hi 60 -> 150, code 110 -> 155, en 110 -> 128, ja 18.5 -> 19.6. Per call, so threads
-#   never share it.
-# * Across calls, each thread also keeps the ids of the last pieces that needed BPE (with their
-#   bytes up to 32 bytes and 4 ids; else, up to 12 ids, checked by spelling the ids), in a 4 MiB
+# * Whole-piece lookup is the hot path for English and code (most of their pieces are tokens)
+#   and its cost is a cache miss into the token table. So a 32-byte slot holds the token's
+#   first 16 bytes, its length and its blob offset (a piece of <= 16 bytes is compared in the
+#   slot, a longer one reads the rest from the blob at once), and encode_block hashes
+#   LOOKAHEAD pieces first and prefetches their slots, then probes: the misses overlap.
+# * Pieces that need BPE repeat within a text, so encode_utf8 / encode_str_pieces memoise them
+#   in a per-call cache keyed by the piece's bytes in the caller's input, valued by the ids'
+#   position in the output (per call, so threads never share it). It starts at
+#   CACHE_FIRST_SLOTS and doubles when half full, since clearing one sized for all the call's
+#   pieces showed in perf.
+# * Across calls, each thread also keeps the ids of the last pieces that needed BPE in a 4 MiB
 #   4-way set-associative table of its own (thread_cache.pxd), tagged with the encoder's
-#   serial: a stream of documents stops re-merging its common words.
-#   English documents of 16 KB, cl100k, warm rounds, min of 3, A/B interleaved (noisy host): en
-#   16.2 -> 13.6 ms, code 22.1 -> 18.3, zh 34.5 -> 29.3, hi 3.8 -> 3.0 per 1 MB set with the
-#   first, direct-mapped 1 MiB table. A 128-byte entry (64-byte keys, 12 ids, half the slots) was
-#   not better within the noise. A merge that the table misses costs ~0.8 us (mostly pair-table
-#   misses), so its misses mattered: 2-way and twice the entries (see thread_cache.pxd), with the
-#   three changes below, took the 2 MB English set from 30.0 to 23.9 ms and the 3 MB code set
-#   from 42.1 to 36.2 (min of 4 processes x 20 rounds, A/B alternated, 2026-12-03). 4 ways
-#   instead of 2, the search stopping at the first empty way (2026-12-04, 8 process pairs A/B
-#   alternated, min / median of 10 rounds each): en 16.31 / 17.75 -> 15.02 / 15.88 ms, code
-#   24.07 / 25.76 -> 21.80 / 24.52, zh 50.63 / 54.24 -> 48.47 / 53.06, hi (40 rounds) 4.33 /
-#   4.36 -> 4.36 / 4.42; fresh document sets (the bench's unseen rows) within noise (en min 0.97x,
-#   median 1.05x; code 0.98x / 0.95x). Tried the same day and dropped: 8 ways (hi +5%), and
-#   prefetching the set's ways in a third pass of encode_block, with or without a line of tags
-#   per set (en and code -3..-10%, but hi +8..+14%). A 128 KB table of the ids below 4096 of
-#   <= 8 bytes, probed before the main one, cost en +22%: its probe loop does not overlap the
-#   way prefetched lookups do. Large tables on 2 MiB pages (MADV_HUGEPAGE, granted on this VM)
-#   changed nothing measurable (min 1.00x, median 0.98..1.00x), so they are not used.
-# * Tried on 2026-12-04 evening after the scanner's 64-byte windows and the spelled thread-cache
-#   entries, and dropped (paired A/B processes against the build without the change, median of
-#   the pair ratios, 8-10 pairs): a third pass that probes every token slot first and prefetches
-#   the thread-cache set of each piece that is not a token (en 1.03x, code 1.06x, hi 1.07x, zh
-#   1.12x); the per-call cache probed before the thread cache, so that a repeat within a call
-#   never reads the large table (en 1.05x, code 1.07x); pieces of 1 and 2 bytes read from the
-#   byte table and a 64 K table of 2-byte tokens instead of being hashed (en 1.08x, code 1.03x,
-#   zh 0.93x); hash_bytes with one multiply and one shift instead of the splitmix finaliser (en
-#   1.05x, code 0.97x); reading the list's item array once in ids_to_list (en 1.01x, code
-#   0.98x). perf then put 55% of an English encode in encode_block, 15% in ids_to_list.
-# * Three small costs perf showed in an English encode: memcmp calls for 9-32-byte compares
-#   (3.8%; now same_bytes, inline word compares), str.encode of every non-ASCII text (3.3%;
-#   fastpath.pyx now reads the UTF-8 form CPython caches in the str) and clearing a per-call
-#   cache sized for all the call's pieces (memset 1.2%; it now starts at CACHE_FIRST_SLOTS and
-#   doubles when half full). ids_to_list then prefetched the int objects it took; since
-#   2026-12-05 it takes them uncounted and reads none (id_ints.pxd).
-# * The merge paths have their own notes in _merge_paths.pyx.
-# * Pair slots are one packed uint64 (left, right, rank): half of a 16-byte slot's footprint
-#   (cl100k 4 MB instead of 8). The remaining cost of BPE-heavy text is that table's cache
-#   misses (~30% of merge samples in perf); speed did not move beyond noise either way.
-# * Building the tables of a rank-only vocabulary (o200k_base: 200k tokens, 446k splits) was
-#   mostly cache misses into the 8 MB token table: collect_all_splits looked up every prefix and
-#   suffix one after the other (44% of perf samples of RankEncoder(), build_tokens 9%). Both it
-#   and the token inserts now hash SPLIT_BATCH keys and prefetch their slots before probing, and
-#   a list of exact bytes is read in place: RankEncoder(o200k tokens) 111 -> 76 ms (min of 9 in
-#   one process, shared VM; whole processes of 15 builds: cpu 2.47 -> 1.52 s, median of 5, A/B
-#   interleaved).
+#   serial: a stream of documents stops re-merging its common words (a piece the table misses
+#   costs a whole BPE, mostly pair-table misses).
+# * Compares of 9-32 bytes are same_bytes (inline word compares), not memcmp calls; a non-ASCII
+#   str is read through the UTF-8 form CPython caches in it (fastpath.pyx); ids_to_list takes
+#   shared ints uncounted and reads none (id_ints.pxd).
+# * The merge paths have their own notes in merge_paths.pyx.
+# * Pair slots are one packed uint64 (left, right, rank): half of a 16-byte slot's footprint.
+#   The remaining cost of BPE-heavy text is that table's cache misses.
+# * Building the tables of a rank-only vocabulary is mostly cache misses into the token table,
+#   so collect_all_splits and the token inserts hash SPLIT_BATCH keys and prefetch their slots
+#   before probing, and a list of exact bytes is read in place.
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from cpython.unicode cimport PyUnicode_AsUTF8AndSize
@@ -1002,7 +949,7 @@ cdef class RankEncoder:
         free(self.special_offsets)
         free(self.special_blob)
 
-    # ------------------------------------------------------------ C API (see _encoder.pxd)
+    # ------------------------------------------------------------ C API (see encoder.pxd)
 
     cdef int encode_bytes_into(self, const uint8_t* s, Py_ssize_t n, IdBuffer* out) noexcept nogil:
         return encode_piece(&self.tables, s, n, out, PATH_AUTO)
@@ -1082,7 +1029,7 @@ cdef class RankEncoder:
         ``ndarray.tolist()`` makes a new int per element: 28% of a list-returning encode of
         English, with the GIL held, which also capped two threads at ~1.6x one. Taking a
         shared int uncounted reads nothing but the id: the ints sit at a fixed stride and never
-        die (id_ints.pxd, with the measurement).
+        die (id_ints.pxd; the measurement: docs/history.md, "Shared id ints").
         """
         cdef Py_ssize_t i
         cdef Py_ssize_t covered = id_ints_cover(self.n_tokens)

@@ -1,22 +1,20 @@
 """Text → ids in one GIL-free call: a compiled scanner feeding the rank encoder.
 
-Performance notes
+Performance notes (the timings: docs/history.md, "Text to ids in one call")
 -----------------
-* Splitting and encoding used to be two Python-level calls (``Scanner.split_utf8`` then
-  ``RankEncoder.encode_utf8``), with a numpy array of piece ends and its validation between
-  them. Here the ends stay a malloc'ed C buffer and both loops run under one ``nogil`` block,
-  so threads of ``encode_batch`` hold the GIL only to enter and to build the result array.
+* Splitting and encoding run under one ``nogil`` block, the piece ends in a malloc'ed C buffer
+  (no numpy array and validation between two Python-level calls), so threads of
+  ``encode_batch`` hold the GIL only to enter and to build the result array.
 * ``encode_text`` is the whole of ``Tokenizer.encode_ordinary``: str in, list out, with no numpy
   array between. A compact ASCII str is scanned in place (its data is its UTF-8), and texts
   shorter than RELEASE_GIL_BYTES keep the GIL: releasing and taking it back costs about as much
-  as encoding a few words. A 20-character call went from ~17 us to ~2 us (interleaved runs
-  against the array-then-list wrapper on a shared 2-core machine).
+  as encoding a few words.
 * A non-ASCII str is read through its UTF-8 form. Up to CACHED_UTF8_CHARS characters that is
   the form CPython caches inside the str (``PyUnicode_AsUTF8AndSize``, what a PyO3 library
-  such as tiktoken gets for every str), so encoding the same text again skips the conversion
-  (``str.encode`` had been 3.3% of an English encode in perf, every call). A longer text gets
-  a temporary copy, freed after the call, so a huge string does not gain a lasting second copy.
-  The batch calls read their texts the same way (``Utf8Texts(..., cache_chars)``).
+  such as tiktoken gets for every str), so encoding the same text again skips the conversion.
+  A longer text gets a temporary copy, freed after the call, so a huge string does not gain a
+  lasting second copy. The batch calls read their texts the same way
+  (``Utf8Texts(..., cache_chars)``).
 """
 
 from libc.stdint cimport int64_t, uint8_t, uint32_t

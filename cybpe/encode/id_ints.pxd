@@ -30,20 +30,11 @@
 # Free-threaded and trace-refs builds, whose object headers hold more than a count, and ids of
 # ID_INTS_MAX or more get new ints instead (id_ints_cover returns less).
 #
-# Performance notes (2026-12-05): ids_to_list took the int of id v from a per-encoder tuple:
-# a load of the tuple's item v, then the reference count's write into that int, two dependent
-# cache misses per id. With the ints at base + v * 32, the address is known from the id alone.
-# English / code bench documents (cl100k, 16 KB each, list output), min of 12 rounds per
-# process: 4 alternated pairs of the encoder module alone, English 8.87-9.24 -> 8.46-8.68 ms,
-# code 14.14-15.34 -> 13.55-14.25; 6 alternated pairs of whole builds, English 9.07 -> 8.65 ms
-# (median of the pair ratios 0.948x), code 14.63 -> 13.83 ms (0.957x).
-# Taking the ints uncounted (2026-12-05; before, ids_to_list wrote each int's count, prefetched
-# 8 ids ahead): the list's fill reads no int at all, only computes addresses. 4 alternated
-# process pairs, min of 12 rounds, the lists kept as the bench keeps them: one thread English
-# 9.32 -> 8.17 ms (median of the pair ratios 0.931x), code 14.87 -> 13.71 (0.921x); two
-# threads 5.09 -> 4.51 (0.897x), 7.70 -> 7.35 (0.939x). Freeing the lists then takes the count's
-# cache miss without a prefetch (list_dealloc writes it before 3.12, reads it from 3.12), so
-# encode and free together gain less: one thread 0.959x / 0.952x, two threads 1.015x / 0.998x.
+# Performance notes (the measurements: docs/history.md, "Shared id ints"): with the ints at
+# base + v * ID_INT_STRIDE the address is known from the id alone, where a per-encoder tuple
+# cost two dependent cache misses per id (the tuple's item, then the int's count). Taking them
+# uncounted means the list's fill reads no int at all; freeing the lists still takes the
+# count's miss, so encode and free together gain less than encode alone.
 #
 # Thread safety: id_ints_cover writes the block pointer and count: call it with the GIL, as
 # ids_to_list does. id_int_take writes nothing (a count under Py_REF_DEBUG, with the GIL). The

@@ -1,4 +1,4 @@
-# The merge paths (see _merge_paths.pyx), for the rank encoder.
+# The merge paths (see merge_paths.pyx), for the rank encoder.
 from libc.stdint cimport uint8_t
 
 from cybpe.encode.rank_tables cimport RankTables

@@ -1,1 +1,1 @@
-"""The merge paths are C-level only (see _merge_paths.pyx); nothing here is for Python."""
+"""The merge paths are C-level only (see merge_paths.pyx); nothing here is for Python."""

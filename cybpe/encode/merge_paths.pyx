@@ -6,29 +6,24 @@ medium ones, a bucket queue by rank for long ones, and a run-length path for a p
 repeated byte. ``merge_piece`` picks one (or is told which, for the tests).
 """
 
-# Performance notes
+# Performance notes (the measurements: docs/history.md, "Merge paths")
 # -----------------
 # * Merge paths: tiktoken's linear rescan (O(n*m)) for pieces <= LINEAR_MAX_LEN bytes, a heap
-#   with lazy deletion above. Sweeping the threshold over 1..128: CJK/ru pieces (mostly not
-#   tokens, 10-100 bytes) are fastest with the heap from ~16 bytes (ja 19.4 at 128 -> 22.5 at
-#   16..32), English from ~64; 32 is the compromise. Both paths keep small pieces' scratch on
-#   the stack (no malloc per piece).
+#   with lazy deletion above: CJK/ru pieces (mostly not tokens) are fastest with the heap from
+#   shorter lengths than English, and 32 is the compromise. Both paths keep small pieces'
+#   scratch on the stack (no malloc per piece).
 # * Heap entries are uint64 (rank << 32 | start): one compare orders by rank, then leftmost.
 #   An entry is live iff cur_rank[start] still equals its rank, so popping validates with one
 #   load and no hash lookup.
 # * The first merge round reads a 256x256 byte-pair rank table (256 KB) instead of hashing n-1
-#   pairs: ru +15%, ja +17%, en/code unchanged.
-# * Long pieces (>= BUCKET_MIN_LEN bytes) use a bucket queue by rank instead of the heap: perf
-#   put ~80% of a 1 MB piece's time in sift_down. Buckets are chunk lists (14 starts per 64-byte
-#   chunk: walking one start per node spent half the time on pointer chasing), a bitmap finds
-#   the next non-empty rank (clearing and scanning 100k list heads cost ~70 us per piece and
-#   put the crossover at ~12 KB), the parts' fields share one struct (one miss per part, not
-#   four) and parts are prefetched 8 entries ahead. 1 MB of random letters: 227 -> 67 ms;
-#   per byte 21 ns at 2 KB, 49 ns at 64 KB (the parts no longer fit the cache), against the
-#   heap's 75 and 130. Crossover with the heap: 512-1024 bytes.
+#   pairs (faster on ru and ja, the same on en/code).
+# * Long pieces (>= BUCKET_MIN_LEN bytes) use a bucket queue by rank instead of the heap, whose
+#   sift_down dominated them. Buckets are chunk lists (14 starts per 64-byte chunk, not one
+#   start per node: less pointer chasing), a bitmap finds the next non-empty rank (no clearing
+#   and scanning of the list heads per piece), the parts' fields share one struct (one miss
+#   per part, not four) and parts are prefetched 8 entries ahead.
 # * A piece of one repeated byte (runs of spaces, newlines, "=" or "a") takes the run-length
-#   path, which works on (token, count) runs: a few dozen rounds instead of n merges. 1 MB
-#   runs: 150-200 ms -> 1-3 ms.
+#   path, which works on (token, count) runs: a few dozen rounds instead of n merges.
 # * The linear path's argmin is a plain min (vectorised by gcc) then a scan for its first
 #   occurrence, which keeps "leftmost on ties" without a branchy compare-and-index loop.
 

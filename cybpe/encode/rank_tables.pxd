@@ -1,5 +1,5 @@
 # The rank encoder's read-only tables and the pair lookup every merge path uses. Shared by
-# _encoder.pyx (which builds the tables) and _merge_paths.pyx (which merges with them).
+# encoder.pyx (which builds the tables) and merge_paths.pyx (which merges with them).
 
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 

@@ -33,29 +33,12 @@
 # a freed encoder's address) and only for exactly its key bytes. A piece has a set of four
 # entries (4-way set-associative, the oldest evicted): a miss costs one BPE, never a wrong id.
 #
-# Performance notes: 2^16 entries (4 MiB per thread) in sets of four (2^15 until 2026-12-04,
-# see below). Simulated on the English eval documents (cl100k, 31 k pieces needing BPE, 10 k
-# distinct; a second pass over the same documents), the pieces that still needed BPE:
-# direct-mapped 16 k entries 5,351, 2-way 16 k 4,024, direct-mapped 32 k 3,366, 2-way 32 k
-# 1,904 (code: 7,782 / 6,416 / 4,794 / 2,910); an LRU order within the set instead of
-# insertion order gained under 4% of that.
-# Sets of two still left a set that three pieces share missing all three on every pass. A
-# second simulation (2026-12-04, the bench's documents: 30 k pieces of <= 32 bytes and <= 4 ids
-# needing BPE, 9.8 k distinct), pieces re-merged per warm pass, English / code: 2-way 1,172 /
-# 2,457, 4-way 293 / 1,029, 8-way 27 / 210. The wall-clock effect, with the search stopping at
-# the first empty way, is in encoder.pyx's performance notes; 8 ways cost Hindi (whose 2.6 k
-# pieces needing BPE nearly all hit) 5%, and a victim named by the hash instead of the oldest
-# (fewer misses on a repeated set) lost to a stream of mixed languages. Entries aligned to cache
-# lines (posix_memalign instead of calloc, 2026-12-04; A/B process pairs, min / median of 10
-# rounds): en 15.46 / 16.83 -> 15.91 / 17.02 ms, code 24.98 / 25.66 -> 25.07 / 25.88: no gain.
-# Spelled entries (2026-12-04): before them, the warm English bench documents still merged
-# ~780 pieces per pass (longer than 32 bytes, like "+-----+-----" table rules, or of 5-12 ids),
-# and merges were 12% of the encode in perf. Paired A/B processes, median of the pair ratios:
-# English 0.91x (8 pairs), code 0.97x, Chinese 0.96x, Hindi 0.95x; fresh documents 1.00x.
-# They fill entries too: 466 pieces per warm English pass were still merged, all of them set
-# conflicts (a uprobe count of merge_piece). 2^16 entries left 21; against 2^15, paired A/B:
-# English 0.975x, code 0.95x, Hindi 0.98x, Chinese 0.77x, fresh English documents 0.87x, fresh
-# code 1.01x. 2^17 against 2^16: English 1.02x, code 1.06x, Chinese 0.96x: not taken.
+# Performance notes (the simulations, timings and dropped variants: docs/history.md, "Thread
+# piece cache"): 2^16 entries (4 MiB per thread) in sets of four, the oldest evicted
+# (insertion order; LRU gains little). Fewer ways or entries leave sets that several common
+# pieces share missing on every pass; more cost the languages whose pieces nearly all hit
+# already. Spelled entries cover the pieces a keyed one cannot hold (longer than 32 bytes,
+# like table rules, or of 5-12 ids), which would otherwise be merged again on every warm pass.
 #
 # Thread safety: every thread has its own entries (a pthread key; freed by its destructor when the
 # thread ends), so no entry is ever read or written by two threads. next_encoder_serial is an
@@ -80,7 +63,7 @@ cdef extern from *:
 
     typedef struct {                /* 64 bytes (glibc calloc's block starts 16 bytes into a page,
                                        so an entry spans two lines: aligning the block made
-                                       no measurable difference, see the notes above) */
+                                       no measurable difference, docs/history.md) */
         uint64_t owner;             /* the encoder's serial; 0 = empty */
         uint32_t hash;              /* low 32 bits of the piece's hash */
         uint16_t length;            /* the piece's length in bytes, >= 2 */

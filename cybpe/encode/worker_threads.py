@@ -6,11 +6,7 @@ A new pool per call started cold threads whose caches were allocated, filled and
 the call, so a batch call never gained from the words earlier calls had merged; the calling
 thread's single calls did.
 
-Performance notes: English eval documents (2 MB in 16 KB documents, cl100k, min of 20 calls,
-2026-12-03, a host shared with other jobs): ``encode_ordinary_batch`` on two threads took
-18.9 ms with a new pool per call, against 21.2 ms for one thread's warm single calls (0.9 ms of
-it faulting in and zeroing the two new threads' caches); with the kept pool 14.4-16.6 ms
-against 23.7-28.1 ms for one thread in the same processes.
+The timings of a new pool per call against the kept one: docs/history.md, "Batch thread pool".
 
 Thread safety: ``run_sliced`` may be called from any number of threads at once; their tasks
 share the pool's threads (they never wait on each other, so they cannot deadlock). After

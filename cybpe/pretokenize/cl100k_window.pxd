@@ -13,7 +13,8 @@
 # Why: the scalar scanner branches once or twice per piece on what the next piece is, and those
 # branches are unpredictable in prose and code (~11 ns per piece on English, perf: scan_gpt4
 # and skip_letters 30% of a count() call). Here a window costs the same shifts and masks
-# whatever its text, and writes its ends eight at a time. Performance notes are in scanner.pyx.
+# whatever its text, and writes its ends eight at a time (the measurements: docs/history.md,
+# "Hand-written scanners").
 #
 # How: scanning from a piece start depends only on the text from there (the pattern has no
 # look-behind), so a window at a start reads its bytes as if they began the text. Every rule

@@ -8,64 +8,36 @@
 # dfa_scan_pieces on the same DfaTables at once (each with its own ends buffer; the second
 # lane's buffer is allocated and freed inside the call).
 #
-# Performance notes (split of 2 MB English with cl100k, min of 5, the hand-written scanner timed
-# in the same script; the machine is shared, so compare within a line):
-# * a plain walk, one table lookup per character and a new walk from each match's end:
-#   12.9 ms (hand-written 6.2 ms); perf put the time on the lookup's load-to-use latency and
-#   on the mispredicted branch at each piece's end.
-# * row offsets premultiplied into the table and end of text as the row's last entry: 10.8 ms
-#   (hand-written 6.4 ms).
-# * self-loop maps (a state's 128-bit map of the ASCII bytes it stays on, run through without
-#   the table): 9.0 ms (4.7 ms).
-# * restart moves (a move that would die just after a match ends goes on as the start
-#   state's move on the same character, so a run of pieces is one walk): 6.8 ms (4.4 ms).
-# * letter loops 8 bytes at a time (a state that stays on every ASCII letter, or on every
-#   lowercase one, skips them with the hand-written scanners' SWAR test before the bitmap
-#   loop; perf had the bitmap loop's bit test and its exit branch as the hottest lines):
-#   8.0 -> 6.2 ms (hand-written 4.6-4.8 ms); 3 MB of code stays at 11.7 ms (9.0 ms), its
-#   pieces being short.
+# Performance notes (the timings of each step, the C models and the attempts dropped:
+# docs/history.md, "Automaton runner"). A walk is a chain of dependent loads (byte, class,
+# move), so its time is the lookup's load-to-use latency and the mispredicted branch at each
+# piece's end. Hence:
+# * row offsets premultiplied into the table, and end of text as the row's last entry.
+# * self-loop maps: a state's 128-bit map of the ASCII bytes it stays on, run through without
+#   the table.
+# * restart moves: a move that would die just after a match ends goes on as the start state's
+#   move on the same character, so a run of pieces is one walk.
+# * letter loops 8 bytes at a time: a state that stays on every ASCII letter, or on every
+#   lowercase one, skips them with the hand-written scanners' SWAR test before the bitmap loop.
 # * each move carries how the state it enters runs (none, bitmap, letters 8 at a time, exactly
 #   the letters: no bitmap after them), so a move into a state without a run set reads nothing
-#   more, and ASCII classes are bytes (a 128-byte table): perf had 20% of the walk on the load
-#   of the run fields from the new row, 12% on the bitmap's bit test. Paired processes against
-#   the previous build (4 x 10 rounds of splitting the bench documents, min): English 5.31 ->
-#   4.71 ms (0.89x), code 9.52 -> 8.48 ms (0.89x). Words of random lengths (" the", " house",
-#   ...) went from 19.7 to 8.2 ns a piece, equal words 8.7 -> 6.3 ns: the bitmap loop's exit
-#   after a word mispredicted.
+#   more, and ASCII classes are bytes (a 128-byte table).
 # * two lanes (dfa_scan_lanes): a text of DFA_LANE_MIN_BYTES or more is walked from its start
 #   and from its middle at once, a character per lane per step, with no branch on what the
 #   moves do (a restart writes its end unconditionally and moves the write pointer by its bit;
-#   runs are not skipped). One walk is a chain of dependent loads (byte, class, move); two
-#   independent chains fill the time one of them waits, and the step's only branches (a
-#   non-ASCII byte, a death) are rare on most text. A walk that dies after a match restarts at the match's end inside the loop
-#   (whitespace before a word, "\s+(?!\S)", is 10 deaths a KB of English and 37 of code).
-#   A C model of the loop first: one lane 4.7 ms, two lanes 2.4 ms, four 1.95 ms (not taken:
-#   the lanes would no longer fit in registers). Paired processes against the previous build
-#   (3 x 10 rounds, min): English 4.71 -> 3.50 ms, code 8.48 -> 6.04 ms; against the build
-#   before that, 0.66x and 0.64x. Tried and dropped: masks of the run sets over 64-byte blocks
-#   (a run's end by a bit scan instead of a loop): English 10.4 against 9.4 ms, code 20.6
-#   against 9.6 ms (timed while other work shared the machine), because the end now came
-#   through a data dependency where the loop's exit had been predicted; each byte's class
-#   computed for a 64-byte block ahead of the walk (paired): English 5.29 against 5.31 ms, code
-#   10.2 against 9.6 ms.
-#   The loop's test then dropped the walks' rows (a walk that dies with no match to restart
-#   from sets its lane's stop instead): gcc had kept the rows on the stack, in the chain of
-#   loads; English 3.54 -> 3.22 ms, code 6.16 -> 5.65 ms (paired, 3 x 10 rounds). Keeping the
-#   class table next to the moves (one base register) gave nothing; leaving non-ASCII
-#   characters to dfa_piece, 3% on English and code, at the cost of Chinese and Hindi.
-# * pair moves (2026-12-05, dfa_lane_pair_step): in the two-lane walk, two ASCII characters
-#   take one move, from a table of the moves on every pair of ASCII classes (the paired
-#   layout: per state 16 x 16 pair moves, then its row of `trans`; automata of at most 64
-#   states and 16 ASCII classes, built by pattern_scanner._paired_table). Each lane's chain of
-#   dependent loads is then one move per two bytes. A walk that dies inside a pair, or a
-#   non-ASCII byte, takes the one-character step, so the pieces are the same. perf had the
-#   loop's time on the move's load-to-use latency and on the rows gcc keeps on the stack. A C
-#   model of the loop over the bench documents first: English 2.85 -> 2.27 ms, code 4.85 ->
-#   4.34 ms. In the library, split of the bench documents, 7 alternated process pairs against
-#   the previous build (min of 40 / 30 rounds): English 3.23-3.41 -> 2.83-3.28 ms (median of
-#   the pair ratios 0.885x), code 5.86-6.06 -> 5.52-5.90 ms (0.941x). The cl100k, GPT-2,
-#   Llama 3 and Qwen2 strings fit the layout; o200k's (25 ASCII classes: it tells upper from
-#   lower case) keeps one-character moves.
+#   runs are not skipped). Two independent chains fill the time one of them waits, and the
+#   step's only branches (a non-ASCII byte, a death) are rare on most text. A walk that dies
+#   after a match restarts at the match's end inside the loop; one that dies with no match to
+#   restart from sets its lane's stop, so the loop's test does not keep the walks' rows (gcc
+#   had kept them on the stack, in the chain of loads). Four lanes would no longer fit in
+#   registers.
+# * pair moves (dfa_lane_pair_step): in the two-lane walk, two ASCII characters take one move,
+#   from a table of the moves on every pair of ASCII classes (the paired layout: per state
+#   16 x 16 pair moves, then its row of `trans`; automata of at most 64 states and 16 ASCII
+#   classes, built by pattern_scanner._paired_table), so each lane's chain is one move per two
+#   bytes. A walk that dies inside a pair, or a non-ASCII byte, takes the one-character step,
+#   so the pieces are the same. The cl100k, GPT-2, Llama 3 and Qwen2 strings fit the layout;
+#   o200k's (25 ASCII classes: it tells upper from lower case) keeps one-character moves.
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t
 
 from cybpe._c.ascii_letters cimport cybpe_ascii_letters8
@@ -362,7 +334,7 @@ cdef inline int dfa_two_lanes(const DfaTables* t, const uint8_t* s, Py_ssize_t n
     first_a = e_a = a.ends + a.count
     first_b = e_b = b.ends + b.count
     # Two copies of the loop, one per layout, so that the choice is made once per call and not
-    # in every step (the timings in the notes above are of this form).
+    # in every step (the timings in docs/history.md, "Automaton runner", are of this form).
     if t.pairs != NULL:
         while True:
             dfa_lane_pair_step(t, trans, t.pairs, t.ascii_hi, ascii_class, s, n, &p_a, &row_a,

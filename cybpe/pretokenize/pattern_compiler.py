@@ -1,4 +1,4 @@
-"""A pre-tokenizer regex → a program for the backtracking matcher in ``_pattern_scanner.pyx``.
+"""A pre-tokenizer regex → a program for the backtracking matcher in ``pattern_scanner.pyx``.
 
 Any pattern without a built-in scanner (the ``regex`` plugin, third-party plugins) can still
 split text in C if it stays inside the subset compiled here: literals, classes built from
@@ -25,7 +25,7 @@ import regex
 
 from cybpe.pretokenize.re_parser import ATOMIC_GROUP, POSSESSIVE_REPEAT, parse, sre
 
-# Opcodes: the instruction set of the matcher (kept in step with _pattern_scanner.pyx).
+# Opcodes: the instruction set of the matcher (kept in step with pattern_scanner.pyx).
 OP_CHAR, OP_CLASS, OP_SPLIT, OP_JMP, OP_MATCH, OP_REPEAT = 0, 1, 2, 3, 4, 5
 OP_ATOMIC, OP_LOOK, OP_SUCCEED, OP_AT_END, OP_AT_END_STRING, OP_AT_BEGIN = 6, 7, 8, 9, 10, 11
 REPEAT_GREEDY, REPEAT_LAZY, REPEAT_POSSESSIVE = 0, 1, 2

@@ -1,4 +1,4 @@
-# C-level API of the compiled-pattern matcher (see _pattern_scanner.pyx).
+# C-level API of the compiled-pattern matcher (see pattern_scanner.pyx).
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 
 from cybpe.pretokenize.dfa_runner cimport DfaTables

@@ -10,7 +10,7 @@ of the pattern, run by the backtracking matcher below, for the rest. ``compile_s
 takes the automaton when it can, else the program, each only when it gives the ``regex``
 module's spans on a sample of hostile text; otherwise None.
 
-Performance notes
+Performance notes (the timings: docs/history.md, "Pattern matcher")
 -----------------
 * A repeat of one character class (``\\p{L}+``, ``\\s*``, ``\\p{N}{1,3}+``) is one REPEAT
   instruction that consumes in a tight loop and leaves at most one backtrack frame (greedy:
@@ -21,22 +21,12 @@ Performance notes
   and the caller uses the ``regex`` module for that text (the same answer, never a hang that
   the regex module would not have too).
 * The automaton reads each character once per walk (a class lookup, a table lookup) where the
-  backtracking matcher tries alternatives one after the other; on the same run
-  (``bench/test_bench_pretokenize.py``, 2 MB, min of 3, ms) English / code / Chinese went
-  from cl100k 25.2 / 34.4 / 12.3 to 7.6 / 7.0 / 3.5 (hand-written scanner 7.5 / 7.7 / 3.2),
-  gpt2 30.9 / 35.8 / 17.5 to 7.9 / 7.1 / 3.5 (4.8 / 7.0 / 3.1), o200k 23.8 / 34.4 / 13.3 to
-  8.8 / 8.0 / 3.6 (6.0 / 6.9 / 3.3). Encoding 4 MB of 16 KB documents through the custom
-  pattern, interleaved with the hand-written scanner (11 rounds): English 1.55x -> 1.06x the
-  hand-written scanner's min time, code 1.90x -> 1.00x, Chinese 1.16x -> 0.99x, Hindi 1.46x ->
-  0.92x. See dfa_runner.pxd for what the walk's tricks bought.
+  backtracking matcher tries alternatives one after the other, which brings a custom pattern
+  close to the hand-written scanners. See dfa_runner.pxd for the walk's tricks.
 * Texts of 512 bytes and more are walked as two lanes at once (dfa_runner.pxd,
-  dfa_scan_lanes). Encoding the same 4 MB (12 rounds, min, scanner and pattern alternated in
-  one process), the custom pattern over the hand-written scanner went from 1.28x to 1.15x on
-  English, 1.34x to 1.20x on code, 1.01x to 0.96x on Chinese, 0.97x to 0.80x on Hindi.
+  dfa_scan_lanes).
 * An automaton of at most PAIR_MAX_STATES states and 16 ASCII classes gets the paired layout
-  (``_paired_table``): the two-lane walk then takes two ASCII characters per move. Splitting
-  the bench documents: English 0.885x, code 0.941x the time of one character per move
-  (dfa_runner.pxd, its notes).
+  (``_paired_table``): the two-lane walk then takes two ASCII characters per move.
 """
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE

@@ -19,8 +19,8 @@ Refine = Callable[[str, list[Span]], list[Span]]
 #: setting while running with :func:`set_force_regex`.
 FORCE_REGEX_ENV = "CYBPE_FORCE_REGEX"
 
-# Performance note: reading os.environ on every encode call cost about 1 us (a third of a
-# 20-character encode_ordinary), so the switch is read once here.
+# Reading os.environ on every encode call is a noticeable part of a short encode_ordinary, so
+# the switch is read once here (the timing: docs/history.md, "Force-regex switch").
 _force_regex_now = os.environ.get(FORCE_REGEX_ENV, "") not in ("", "0")
 
 

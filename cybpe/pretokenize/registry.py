@@ -165,11 +165,10 @@ def _load_source_builtins() -> bool:
 def _name_and_version(dist: Any) -> tuple[Optional[str], Optional[str]]:
     """A distribution's name and version, read from the header of its core metadata file.
 
-    Performance notes: ``dist.metadata`` and ``dist.version`` each parse the whole file with
-    the ``email`` package, long description included; for cybpe's own ten built-in plugins
-    (whose METADATA holds the README) that was 73 ms of a 144 ms first registry load under
-    cProfile, paid by the first Tokenizer of every process. The name and version are header
-    fields, and the header ends at the first blank line."""
+    ``dist.metadata`` and ``dist.version`` each parse the whole file with the ``email`` package,
+    long description included (cybpe's own METADATA holds the README), a cost paid by the first
+    Tokenizer of every process. The name and version are header fields, and the header ends at
+    the first blank line (the timing: docs/history.md, "Plugin metadata")."""
     text = dist.read_text("METADATA") or dist.read_text("PKG-INFO") or ""
     fields: dict[str, str] = {}
     for line in text.split("\n\n", 1)[0].splitlines():

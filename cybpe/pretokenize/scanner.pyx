@@ -6,25 +6,21 @@
 # it implements, and tests/pretokenize/test_scanner.py compares the spans with `regex` on corpora, on
 # hypothesis text and on a hostile-alphabet fuzzer.
 #
-# Performance notes (measured with `python tests/pretokenize/test_scanner.py`, 2 shared cores, gcc -O3)
+# Performance notes (the measurements: docs/history.md, "Hand-written scanners")
 # -----------------------------------------------------------------------------------------
 # * Classes come from one 256-entry table indexed by the current byte (`cybpe_byte_class`,
 #   generated from `regex` with the Unicode tables): for an ASCII byte it holds the class bits
 #   plus CR/LF, space, apostrophe and slash bits; for a byte >= 0x80 it holds only
 #   CYBPE_NONASCII. The run loops therefore test `cls & mask` first (one load, one test for
 #   the common "still inside the run" case) and decode UTF-8 only when the NONASCII bit says
-#   so. The UTF-8 decoder is inlined too (+5% on Chinese and Hindi, measured).
+#   so. The UTF-8 decoder is inlined too.
 # * ASCII letter runs go 8 bytes at a time (SWAR, `cybpe_ascii_letters8`): the byte loop
-#   mispredicted its exit at nearly every word end. cl100k on English: 270 -> 410 MB/s.
+#   mispredicted its exit at nearly every word end.
 # * cl100k (and gpt4-digits3, the same pattern) scan 64 ASCII bytes at a time where they can:
 #   class bitmasks (SSE2) and a few shifts find every piece start in the window at once
-#   (cl100k_window.pxd, which says how). The per-piece scanner branched unpredictably on each
-#   piece's kind. split_utf8 of the bench's documents (2026-12-04, min of 20 rounds): English 2 MB
-#   4.61 -> 1.56 ms (434 -> 1285 MB/s), code 3 MB 8.45 -> 2.51 ms, the same 424 k / 825 k ends;
-#   encode_ordinary of the same documents 15.9 -> 12.4 ms and 25.0 -> 18.8 ms. Writing a
-#   window's ends eight per pass (perf had 30% of scan_all on the one-end-per-pass loop and
-#   its exit): English 1.56 -> 1.32 ms, code 2.52 -> 2.22 ms.
-# * scan_all has one loop per kind rather than a switch per piece (+10%). gcc does not inline
+#   (cl100k_window.pxd, which says how), where the per-piece scanner branched unpredictably on
+#   each piece's kind. A window's ends are written eight per pass.
+# * scan_all has one loop per kind rather than a switch per piece. gcc does not inline
 #   the scanner bodies (too large), so the flags (digits, marks, end-of-text-first) stay
 #   arguments; they are perfectly predicted branches.
 # * Right-to-left digit groups (gpt4-digits-rtl, superbpe) stay linear without state: at a number

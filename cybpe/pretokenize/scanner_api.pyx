@@ -3,13 +3,12 @@
 A subclass overrides the C method ``scan_all``; the Python methods here (``split_utf8``,
 ``split_spans``, ``split``) are built on it, so a scanner written in Cython needs nothing else.
 
-Performance notes
+Performance notes (the measurements: docs/history.md, "Scanner base class")
 -----------------
 * The piece-end buffer goes to numpy without a copy (EndsBuffer) and is shrunk only when more
   than a quarter is unused: shrinking every time made glibc serve the next call with fresh mmap
-  pages (~850 page faults per 2 MB call, -15% on English, measured with tests/pretokenize/test_scanner.py).
-* Dispatch is one vtable call per text (encode, batch encode, counting), never per piece:
-  the built-in scanners measured the same through it as through the former switch on a kind.
+  pages (page faults on every call).
+* Dispatch is one vtable call per text (encode, batch encode, counting), never per piece.
 * An ASCII str is scanned in place (its data is its UTF-8); any other str is encoded once with
   "surrogatepass" and the byte ends are turned into code-point offsets in C.
 """

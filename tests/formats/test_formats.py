@@ -588,7 +588,7 @@ def test_hf_real_files(shared_dir, o200k_tokens):
     qwen, info = load_hf_tokenizer_json(folder / "qwen3" / "tokenizer.json")
     assert (len(qwen.tokens), len(qwen.special_tokens), len(qwen.merges)) == (151643, 26, 151387)
     assert not qwen.ignore_merges and info["normalizer"] == "NFC" and len(info["special"]) == 14
-    assert info["pattern"] == (  # Qwen2/3's pattern (notes §C.1): no Oniguruma-only syntax
+    assert info["pattern"] == (  # Qwen2/3's pattern: no Oniguruma-only syntax
         r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}"""
         r"""| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"""
     )

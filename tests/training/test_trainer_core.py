@@ -28,7 +28,7 @@ def assert_same(chunks, weights, n_new_tokens, **options):
 
 
 # ---------------------------------------------------------------------------------------------
-# 1. Hand cases whose answers follow from the semantics (notes A.0 and A.3)
+# 1. Hand cases whose answers follow from the semantics (cybpe.reference.trainer's docstring)
 # ---------------------------------------------------------------------------------------------
 
 def test_run_of_three_counts_both_windows_and_merges_left_first():
@@ -64,7 +64,7 @@ def test_huggingface_ties_put_printable_bytes_before_control_bytes():
 
 
 def test_tie_experiment_from_the_notes():
-    # Notes A.2, measured against real rustbpe and HF BpeTrainer on this corpus.
+    # The merges that real rustbpe and HF BpeTrainer gave on this corpus.
     chunks, weights = count_chunks([" ".join(["zy", "ab", " x!", "~!", "\x01\x02"] * 50)])
     ids = assert_same(chunks, weights, 6)
     assert ids.merges == [(1, 2), (32, 97), (32, 120), (32, 126), (32, 256), (122, 121)]

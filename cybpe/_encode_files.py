@@ -172,14 +172,22 @@ def encode_files(tokenizer, paths: Iterable[PathLike], output: PathLike, *, dtyp
                     bar.advance(size)
                     bar.note(f"{writer.count:,} tokens")
 
-            for path in paths:
-                for block in read_blocks(path, split, errors, block_chars):
-                    pending.append(pool.submit(encode_block, block))
-                    del block
-                    drain(2 * n)
-                if end_id is not None:
-                    pending.append(np.array([end_id], dtype=found))
-            drain(0)
+            try:
+                for path in paths:
+                    for block in read_blocks(path, split, errors, block_chars):
+                        pending.append(pool.submit(encode_block, block))
+                        del block
+                        drain(2 * n)
+                    if end_id is not None:
+                        pending.append(np.array([end_id], dtype=found))
+                drain(0)
+            except BaseException:
+                # Leaving the pool waits for its work: drop the blocks not started yet, so that
+                # an interrupted or failed run stops after the blocks in hand.
+                for item in pending:
+                    if not isinstance(item, np.ndarray):
+                        item.cancel()
+                raise
         writer.commit()
     except BaseException:
         writer.abort()

@@ -554,3 +554,31 @@ def test_counts_metadata_errors_name_the_file(tmp_path):
         with pytest.raises(FormatError) as caught:
             cybpe.ChunkCounts.load(as_json)
         assert str(as_json) in str(caught.value), (change, str(caught.value))
+
+
+def test_failed_encode_files_drops_the_blocks_not_started(tok, tmp_path, monkeypatch):
+    """A run that fails (or is interrupted) while blocks wait in the pool does not encode them."""
+    import time
+
+    from cybpe import _encode_files
+
+    calls = []
+    real = cybpe.Tokenizer.encode_to_numpy
+
+    def slow(self, text, **kwargs):
+        calls.append(1)
+        time.sleep(0.2)
+        return real(self, text, **kwargs)
+
+    def blocks(path, split, errors, block_chars):
+        for _ in range(3):
+            yield "hello world "
+        raise CorpusError(f"{path}: damaged")
+
+    monkeypatch.setattr(cybpe.Tokenizer, "encode_to_numpy", slow)
+    monkeypatch.setattr(_encode_files, "read_blocks", blocks)
+    with pytest.raises(CorpusError):
+        cybpe.encode_files(tok, [CORPUS], tmp_path / "ids.bin", workers=1)
+    # one block encoded and written, one running when the error came; the third is dropped
+    assert len(calls) == 2
+    assert not (tmp_path / "ids.bin").exists()

@@ -40,9 +40,17 @@ def pytest_report_header(config):
     return [f"cybpe {cybpe.__version__} (Unicode {cybpe.unicode_version}) from {Path(cybpe.__file__).parent}", run]
 
 
+def pytest_terminal_summary(terminalreporter, config):
+    # Said at the end too: with -q the header is not shown, and pytest-xdist's workers do not
+    # report their deselections to the summary line.
+    if not full_run(config):
+        terminalreporter.write_line("default run: the tests marked slow were left out "
+                                    "(pytest --full or CYBPE_FULL_TESTS=1 runs them)")
+
+
 def pytest_collection_modifyitems(config, items):
-    """The default run leaves out the tests marked slow: deselected (counted once in the summary),
-    not skipped, so the summary does not fill with skips."""
+    """The default run leaves out the tests marked slow: deselected (one count in the summary of
+    a run without pytest-xdist), not skipped, so the summary does not fill with skips."""
     if full_run(config):
         return
     slow = [item for item in items if item.get_closest_marker("slow") is not None]

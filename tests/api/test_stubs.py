@@ -42,6 +42,7 @@ def test_every_compiled_module_has_a_stub(module):
     assert stub.is_file(), f"{module} has no stub {stub.relative_to(ROOT)}"
 
 
+@pytest.mark.slow  # runs mypy's stubtest over the compiled modules: tens of seconds
 def test_stubtest_agrees_with_the_compiled_modules(tmp_path):
     pytest.importorskip("mypy")
     assert COMPILED, "no compiled modules found"

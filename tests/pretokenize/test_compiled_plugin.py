@@ -79,6 +79,7 @@ print(json.dumps(result))
 '''
 
 
+@pytest.mark.slow  # compiles a Cython plugin first: tens of seconds
 def test_compiled_third_party_scanner_trains_and_encodes_like_its_regex(installed_compiled_plugin):
     samples = [str(DATA / "python_sample.txt")] + sorted(str(p) for p in UDHR_DIR.glob("*.txt"))[:6]
     result = json.loads(_run(installed_compiled_plugin, samples))

@@ -21,7 +21,11 @@ from cybpe.reference.encoder import reference_encode_piece
 from support import SKIP_REASON, UDHR_DIR, eval_texts, shared_path
 
 SHARED = shared_path()
-needs_shared = pytest.mark.skipif(SHARED is None, reason=SKIP_REASON)
+
+
+def needs_shared(test):
+    """The real-vocabulary differential tests: the full run (slow), with the shared folder."""
+    return pytest.mark.slow(pytest.mark.skipif(SHARED is None, reason=SKIP_REASON)(test))
 
 # Characters that make pieces with many cut points, and some that make none.
 ALPHABET = ("日本語の文字列をテストする中文字符한국어텍스트हिन्दीதமிழ்ខ្មែរབོད་ཡིག"

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
+import signal
+
 import functools
 import os
 import subprocess
@@ -433,3 +436,23 @@ def regex_spans(pattern: str, text: str) -> list[tuple[int, int]]:
 #: one hours. Generous on purpose, so a busy shared machine cannot fail them; speed is measured
 #: in bench/ (pytest-benchmark).
 HANG_GUARD_SECONDS = 60
+
+
+class Hung(Exception):
+    """Raised by the alarm of :func:`within`: not an OSError, so that no ``except OSError`` of
+    the code under test turns a hang into a typed error."""
+
+
+@contextlib.contextmanager
+def within(seconds: int):
+    """Fail (Hung) when the block takes longer: a hang guard for calls that could block (a FIFO
+    open, a /dev/zero read, a crafted file), not a speed check."""
+    def expired(signum, frame):
+        raise Hung(f"still running after {seconds} s")
+    previous = signal.signal(signal.SIGALRM, expired)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)

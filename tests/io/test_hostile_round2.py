@@ -19,10 +19,7 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import random
-import signal
-import contextlib
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
@@ -30,7 +27,7 @@ import pytest
 
 import cybpe
 from cybpe.errors import CybpeError
-from support import write_every_format
+from support import within, write_every_format
 
 TEXT = "Hello world, the quick brown fox. 12345 jumps! Ünïcödé 中文 🙂\n  done. " * 10
 TIME_BOUND = 20  # seconds for one load of one mutated file
@@ -38,23 +35,6 @@ TIME_BOUND = 20  # seconds for one load of one mutated file
 HOSTILE_VALUES: list[Any] = [None, True, -1, 0, 2**31, 2**63, 2**64, 10**30, -(2**63) - 1, 1.5,
                              float("nan"), float("inf"), float("-inf"), "", "\ud800", "x" * 100_000,
                              [], [None], {}, {"a": -1}]
-
-
-class Hung(Exception):
-    """Not an OSError: no ``except OSError`` of the code under test turns a hang into a typed error."""
-
-
-@contextlib.contextmanager
-def within(seconds: int) -> Iterator[None]:
-    def expired(signum, frame):
-        raise Hung(f"still running after {seconds} s")
-    previous = signal.signal(signal.SIGALRM, expired)
-    signal.alarm(seconds)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import gzip
 import json
 import os
@@ -30,7 +29,7 @@ import cybpe
 from cybpe.cli.main import main as cli_main
 from cybpe.errors import CorpusError, CybpeError, FormatError, SaveError
 from cybpe.io import atomic
-from support import UDHR_DIR
+from support import within, UDHR_DIR
 
 CORPUS = UDHR_DIR / "en.txt"  # a text without special-token strings
 TEXT = "Hello world, the quick brown fox. 12345 jumps! Ünïcödé 中文 🙂\n  done. " * 40
@@ -46,25 +45,6 @@ def tok_path(tok, tmp_path_factory) -> Path:
     path = tmp_path_factory.mktemp("tok") / "tok.json"
     tok.save(path)
     return path
-
-
-class Hung(Exception):
-    """Raised by the alarm of :func:`within`: not an OSError, so that no ``except OSError`` of
-    the code under test turns a hang into a typed error."""
-
-
-@contextlib.contextmanager
-def within(seconds: int):
-    """Fail (Hung) when the block takes longer: a FIFO open or a /dev/zero read hangs."""
-    def expired(signum, frame):
-        raise Hung(f"still running after {seconds} s")
-    previous = signal.signal(signal.SIGALRM, expired)
-    signal.alarm(seconds)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 def in_capped_child(fn, extra_bytes: int = 768 << 20, seconds: int = 60) -> None:

@@ -6,9 +6,11 @@ pickling by name for registered encodings)."""
 from __future__ import annotations
 
 import operator
+import threading
 from typing import Any, Optional
 
 from cybpe._tokenizer import Tokenizer
+from cybpe.encodings import registry as _cybpe_registry
 from cybpe.errors import FormatError, InvalidParameterError, ParameterTypeError
 from cybpe.formats.vocab import MAX_ID, Vocab
 
@@ -165,18 +167,14 @@ class Encoding(Tokenizer):
 
     # -- pickling as tiktoken: a registered encoding by name -------------------------------------
     def __getstate__(self) -> Any:  # type: ignore[override]
-        from cybpe.compat.tiktoken import registry
-
-        if self.name is not None and registry.ENCODINGS.get(self.name) is self:
+        if self.name is not None and ENCODINGS.get(self.name) is self:
             return self.name
         return {"name": self.name, "pat_str": self._pat_str, "mergeable_ranks": self._mergeable_ranks,
                 "special_tokens": self._special_tokens}
 
     def __setstate__(self, value: Any) -> None:  # type: ignore[override]
-        from cybpe.compat.tiktoken import registry
-
         if isinstance(value, str):
-            self.__dict__.update(registry.get_encoding(value).__dict__)
+            self.__dict__.update(registered_encoding(value).__dict__)
             return
         if not isinstance(value, dict):
             raise FormatError(f"Encoding state must be a name or a dict, not {type(value).__name__}")
@@ -194,3 +192,25 @@ def raise_disallowed_special_token(token: str) -> None:
         "If you want this text to be encoded as normal text, disable the check for this token "
         f"by passing `disallowed_special=(enc.special_tokens_set - {{{token!r}}})`.\n"
         "To disable this check for all special tokens, pass `disallowed_special=()`.\n")
+
+
+# The cache of built encodings behind ``tiktoken.registry`` (ENCODINGS, get_encoding), kept here
+# so that pickling by name needs no import of the registry module, which imports this one.
+_lock = threading.RLock()
+#: name -> the Encoding returned for it (``tiktoken.registry.ENCODINGS`` is this dict)
+ENCODINGS: dict[str, Encoding] = {}
+
+
+def registered_encoding(encoding_name: str) -> Encoding:
+    """The Encoding of a registered name, built once and kept while cybpe's registry keeps the
+    encoding (``tiktoken.registry.get_encoding``)."""
+    if not isinstance(encoding_name, str):
+        raise ParameterTypeError(f"Expected a string in get_encoding, got {type(encoding_name)}")
+    with _lock:
+        tokenizer = _cybpe_registry.get_encoding(encoding_name)
+        found = ENCODINGS.get(encoding_name)
+        if found is None or found.__dict__.get("_wraps") is not tokenizer:
+            found = ENCODINGS[encoding_name] = Encoding._of(tokenizer)
+        return found
+
+

@@ -3,16 +3,14 @@ registry (:func:`cybpe.get_encoding`), with tiktoken's ``ENCODINGS`` cache of bu
 
 from __future__ import annotations
 
-import threading
 from typing import Any, Callable, Optional
 
+from cybpe.compat.tiktoken import core as _core
 from cybpe.compat.tiktoken.core import Encoding
 from cybpe.encodings import registry as _cybpe_registry
-from cybpe.errors import ParameterTypeError
 
-_lock = threading.RLock()
 #: name -> the Encoding returned for it (as tiktoken's; pickling uses it to pickle by name)
-ENCODINGS: dict[str, Encoding] = {}
+ENCODINGS = _core.ENCODINGS
 #: tiktoken fills this from its plugins; here: name -> a function giving the constructor's
 #: keyword arguments, for every registered encoding (see tiktoken_ext.openai_public)
 ENCODING_CONSTRUCTORS: Optional[dict[str, Callable[[], dict[str, Any]]]] = None
@@ -23,14 +21,7 @@ def get_encoding(encoding_name: str) -> Encoding:
     every call while cybpe's registry keeps the encoding; files found offline, never
     downloaded). An unknown name raises :class:`~cybpe.errors.UnknownEncodingError`, a
     ``ValueError`` as tiktoken raises."""
-    if not isinstance(encoding_name, str):
-        raise ParameterTypeError(f"Expected a string in get_encoding, got {type(encoding_name)}")
-    with _lock:
-        tokenizer = _cybpe_registry.get_encoding(encoding_name)
-        found = ENCODINGS.get(encoding_name)
-        if found is None or found.__dict__.get("_wraps") is not tokenizer:
-            found = ENCODINGS[encoding_name] = Encoding._of(tokenizer)
-        return found
+    return _core.registered_encoding(encoding_name)
 
 
 def list_encoding_names() -> list[str]:

@@ -15,10 +15,9 @@
 #
 # Usage (header-only; encoder.pyx builds the tables and calls the test):
 #
-#     from cybpe.encode.cut_points cimport build_cut_tables, free_cut_tables, covered
+#     from cybpe.encode.cut_points cimport build_cut_tables, free_cut_tables, is_cut_point
 #     if build_cut_tables(&tables) != 0: ...        # MemoryError; NULL tables disable cutting
-#     if not covered(&tables, s, n, p): ...          # 1 <= p < n, a non-ASCII byte at p-1 or p:
-#                                                    #   s[:p] and s[p:] merge apart
+#     if is_cut_point(&tables, s, n, p): ...         # 1 <= p < n: s[:p] and s[p:] merge apart
 #     free_cut_tables(&tables)
 #
 # Thread safety: the tables are written once by build_cut_tables (before any encode) and only
@@ -59,6 +58,15 @@ cdef inline bint covered(const RankTables* t, const uint8_t* s, Py_ssize_t n, Py
                 t, 2, 2, ((<uint32_t>s[p - 2]) << 24) | (pair << 8) | s[p + 1])):
             return True
     return False
+
+
+cdef inline bint is_cut_point(const RankTables* t, const uint8_t* s, Py_ssize_t n,
+                              Py_ssize_t p) noexcept nogil:
+    """Where the encoder cuts s[:n] (1 <= p < n): p starts a non-ASCII character, or an ASCII
+    byte right after a non-ASCII one, and no token may occur across it. Places between two
+    ASCII bytes are never tried: tokens cover nearly all of them, and the tables leave them out."""
+    cdef uint8_t here = s[p]
+    return (here >= 0xC0 or (here < 0x80 and s[p - 1] >= 0x80)) and not covered(t, s, n, p)
 
 
 cdef inline int build_cut_tables(RankTables* t) noexcept nogil:

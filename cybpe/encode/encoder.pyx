@@ -49,7 +49,7 @@ from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.string cimport memcmp, memcpy, memmove, memset
 
 from cybpe.encode.merge_paths cimport PATH_AUTO, PATH_BUCKET, PATH_HEAP, PATH_LINEAR, PATH_RUNS, merge_piece
-from cybpe.encode.cut_points cimport build_cut_tables, covered, free_cut_tables
+from cybpe.encode.cut_points cimport build_cut_tables, free_cut_tables, is_cut_point
 from cybpe.encode.id_ints cimport ID_INT_STRIDE, id_int_base, id_int_take, id_ints_cover
 from cybpe.encode.rank_tables cimport (
     EMPTY_PAIR_SLOT, FIBONACCI, MAX_IDS, RankTables, TokenSlot, packed_pair, pair_rank,
@@ -398,13 +398,9 @@ cdef int encode_cut(const RankTables* t, const uint8_t* s, Py_ssize_t n, IdBuffe
     cdef uint64_t hashes[CUT_BATCH]
     cdef Py_ssize_t p = 1, m = 0, k, size
     cdef uint64_t mask = thread_cache_mask()
-    cdef uint8_t here
     bounds[0] = 0
     while True:
-        while p < n:
-            here = s[p]
-            if (here >= 0xC0 or (here < 0x80 and s[p - 1] >= 0x80)) and not covered(t, s, n, p):
-                break
+        while p < n and not is_cut_point(t, s, n, p):
             p += 1
         if p == n and m == 0 and bounds[0] == 0:
             return merge_piece(t, s, n, out, PATH_AUTO)  # no cut point
@@ -1081,8 +1077,7 @@ cdef class RankEncoder:
             self.tables.inner_pairs = NULL
 
     def _cut_points(self, piece):
-        """The places encode_cut would cut this piece (bytes) at: positions p where
-        cut_points.covered() says no token occurs across p, next to a non-ASCII character.
+        """The places encode_cut would cut this piece (bytes) at (cut_points.is_cut_point).
         Empty when cutting is off or the piece is shorter than CUT_MIN_LEN."""
         cdef bytes b = _as_bytes(piece)
         cdef const uint8_t* s = <const uint8_t*>PyBytes_AS_STRING(b)
@@ -1091,7 +1086,7 @@ cdef class RankEncoder:
         if self.tables.inner_pairs == NULL or n < CUT_MIN_LEN:
             return found
         for p in range(1, n):
-            if (s[p] >= 0xC0 or (s[p] < 0x80 and s[p - 1] >= 0x80)) and not covered(&self.tables, s, n, p):
+            if is_cut_point(&self.tables, s, n, p):
                 found.append(p)
         return found
 

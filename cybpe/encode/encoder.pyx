@@ -59,13 +59,11 @@ from cybpe.encode.thread_cache cimport (
     THREAD_CACHE_WAYS, ThreadCacheEntry, next_encoder_serial, thread_cache_entries, thread_cache_key_of,
     thread_cache_mask,
 )
+from cybpe._c.big_tables cimport big_table_alloc, big_table_free
 from cybpe._c.cpu cimport prefetch_read
 from cybpe._c.types cimport IdBuffer, grow_buffer, id_buffer_reserve, rank_t, token_t
 
 
-
-cdef extern from "<stdlib.h>" nogil:
-    int posix_memalign(void** block, size_t alignment, size_t size)  # freed by free()
 
 cdef extern from "Python.h":
     # Raw forms (no reference counting by Cython): ids_list moves borrowed ints into a list.
@@ -430,14 +428,17 @@ cdef int encode_cut(const RankTables* t, const uint8_t* s, Py_ssize_t n, IdBuffe
 cdef int encode_block(const RankTables* t, const uint8_t** starts, const Py_ssize_t* lengths,
                       Py_ssize_t count, IdBuffer* out, PieceCache* cache,
                       ThreadCacheEntry* shared) noexcept nogil:
-    """Append the ids of count <= LOOKAHEAD pieces. All whole-piece lookups are hashed and their
-    slots prefetched first, so that their cache misses overlap; pieces that need BPE go through
-    encode_uncut (the piece caches, then BPE, cut where it can be). -1 when out of memory."""
+    """Append the ids of count <= LOOKAHEAD pieces, in three passes so that cache misses
+    overlap: hash every piece and prefetch its token-table slot; probe the slots (the whole-piece
+    lookup) and prefetch the thread-cache set of each piece that is no token; then append, in
+    order, each piece's token or its ids from encode_uncut (the piece caches, then BPE, cut
+    where it can be). -1 when out of memory."""
     cdef uint64_t heads[LOOKAHEAD]
     cdef uint64_t hashes[LOOKAHEAD]
+    cdef token_t found[LOOKAHEAD]
     cdef Py_ssize_t k, n, total = 0
-    cdef token_t found
     cdef bint lookup = t.whole_piece_lookup
+    cdef uint64_t mask = thread_cache_mask()
     cdef const uint8_t* s
     for k in range(count):
         n = lengths[k]
@@ -450,17 +451,26 @@ cdef int encode_block(const RankTables* t, const uint8_t** starts, const Py_ssiz
         return -1
     for k in range(count):
         n = lengths[k]
-        s = starts[k]
+        found[k] = -1
         if n <= 0:
             continue
         if lookup and n <= t.max_token_len:
-            found = probe_token(t, s, n, heads[k], hashes[k] & t.token_mask)
-            if found >= 0:
-                out.data[out.size] = <uint32_t>found
-                out.size += 1
+            found[k] = probe_token(t, starts[k], n, heads[k], hashes[k] & t.token_mask)
+            if found[k] >= 0:
                 continue
         elif n >= 2:
-            hashes[k] = hash_bytes(s, n, head_word(s, n))
+            hashes[k] = hash_bytes(starts[k], n, head_word(starts[k], n))
+        if n >= 2 and shared != NULL:
+            prefetch_read(&shared[(hashes[k] & mask) * THREAD_CACHE_WAYS])
+    for k in range(count):
+        n = lengths[k]
+        if n <= 0:
+            continue
+        if found[k] >= 0:
+            out.data[out.size] = <uint32_t>found[k]
+            out.size += 1
+            continue
+        s = starts[k]
         if n == 1:
             if merge_piece(t, s, n, out, PATH_AUTO) != 0:
                 return -1
@@ -705,10 +715,9 @@ cdef int build_tokens(RankEncoder encoder, tokens) except -1:
 
     cdef Py_ssize_t slots = <Py_ssize_t>1 << table_bits(n)
     t.token_mask = <uint64_t>(slots - 1)
-    cdef void* block = NULL
-    if posix_memalign(&block, 64, slots * sizeof(TokenSlot)) != 0:  # slots never cross a line
+    t.token_slots = <TokenSlot*>big_table_alloc(slots * sizeof(TokenSlot))  # slots never cross a line
+    if t.token_slots == NULL:
         raise MemoryError()
-    t.token_slots = <TokenSlot*>block
     memset(t.token_slots, 0xFF, slots * sizeof(TokenSlot))  # token -1: empty
     cdef token_t k
     with nogil:
@@ -737,7 +746,7 @@ cdef int alloc_pair_table(RankTables* t, Py_ssize_t n_entries, Py_ssize_t n_rank
     cdef Py_ssize_t bits = table_bits(n_entries)
     t.pair_shift = <int>(64 - bits)
     t.pair_mask = (<uint64_t>1 << bits) - 1
-    t.pair_slots = <uint64_t*>malloc((<Py_ssize_t>1 << bits) * sizeof(uint64_t))
+    t.pair_slots = <uint64_t*>big_table_alloc((<Py_ssize_t>1 << bits) * sizeof(uint64_t))
     if t.pair_slots == NULL:
         raise MemoryError()
     memset(t.pair_slots, 0xFF, (<Py_ssize_t>1 << bits) * sizeof(uint64_t))  # EMPTY_PAIR_SLOT
@@ -934,8 +943,10 @@ cdef class RankEncoder:
     def __dealloc__(self):
         free(self.tables.token_blob)
         free(self.tables.token_offsets)
-        free(self.tables.token_slots)
-        free(self.tables.pair_slots)
+        if self.tables.token_slots != NULL:
+            big_table_free(self.tables.token_slots, (self.tables.token_mask + 1) * sizeof(TokenSlot))
+        if self.tables.pair_slots != NULL:
+            big_table_free(self.tables.pair_slots, (self.tables.pair_mask + 1) * sizeof(uint64_t))
         free(self.tables.rank_to_id)
         free(self.tables.byte_pair_rank)
         if self.cut_stash != NULL:

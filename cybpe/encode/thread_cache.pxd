@@ -45,6 +45,7 @@
 # atomic increment. All of it is callable without the GIL.
 
 from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t
+from cybpe._c.big_tables cimport big_table_alloc, big_table_free  # their C comes first
 
 cdef extern from *:
     """
@@ -71,6 +72,8 @@ cdef extern from *:
         uint8_t spelled;            /* 0: a keyed entry, 1: a spelled one (see above) */
         uint32_t ids[CYBPE_THREAD_CACHE_MAX_SPELLED_IDS];  /* keyed: ids[0:4], then the key */
     } cybpe_thread_cache_entry;
+    /* The bytes of one thread's entries (huge pages where the OS has them: _c/big_tables.pxd). */
+    #define CYBPE_THREAD_CACHE_SIZE ((((size_t)1) << CYBPE_THREAD_CACHE_BITS) * sizeof(cybpe_thread_cache_entry))
 
     /* A keyed entry's key: the bytes after its first MAX_IDS ids. */
     static inline uint8_t* cybpe_thread_cache_key_of(cybpe_thread_cache_entry* e) {
@@ -82,7 +85,9 @@ cdef extern from *:
     static pthread_once_t cybpe_thread_cache_once = PTHREAD_ONCE_INIT;
     static int cybpe_thread_cache_key_ok = 0;
 
-    static void cybpe_thread_cache_free(void* entries) { free(entries); }
+    static void cybpe_thread_cache_free(void* entries) {
+        cybpe_big_table_free(entries, CYBPE_THREAD_CACHE_SIZE);
+    }
     static void cybpe_thread_cache_make_key(void) {
         cybpe_thread_cache_key_ok =
             pthread_key_create(&cybpe_thread_cache_key, cybpe_thread_cache_free) == 0;
@@ -104,11 +109,10 @@ cdef extern from *:
         if (!cybpe_thread_cache_key_ok) return NULL;
         entries = (cybpe_thread_cache_entry*)pthread_getspecific(cybpe_thread_cache_key);
         if (entries == NULL) {
-            entries = (cybpe_thread_cache_entry*)calloc(
-                ((size_t)1) << CYBPE_THREAD_CACHE_BITS, sizeof(cybpe_thread_cache_entry));
+            entries = (cybpe_thread_cache_entry*)cybpe_big_table_alloc(CYBPE_THREAD_CACHE_SIZE);
             if (entries == NULL) return NULL;
             if (pthread_setspecific(cybpe_thread_cache_key, entries) != 0) {
-                free(entries);
+                cybpe_big_table_free(entries, CYBPE_THREAD_CACHE_SIZE);
                 return NULL;
             }
         }

@@ -6,17 +6,21 @@
 #
 #     from cybpe._c.big_tables cimport big_table_alloc, big_table_free
 #
-#     slots = <TokenSlot*>big_table_alloc(n * sizeof(TokenSlot))   # zeroed, 64-byte aligned
+#     slots = <TokenSlot*>big_table_alloc(n * sizeof(TokenSlot), True)   # zeroed, 64-byte aligned
 #     if slots == NULL:
 #         raise MemoryError()
 #     ...
-#     big_table_free(slots, n * sizeof(TokenSlot))                  # the same size
+#     big_table_free(slots, n * sizeof(TokenSlot), True)            # the same size and flag
 #
 # Why: one encode call reads these tables at places no cache line predicts, and tables of
-# megabytes in 4 KiB pages turn most of those reads into TLB misses too. On Linux a table of
-# 2 MiB or more gets a mapping of its own, aligned to 2 MiB, with transparent huge pages
-# advised for the whole 2 MiB blocks inside it (the tail stays in small pages, so no memory is
-# added). Where the system has no THP, or disables them, the advice is ignored and the pages
+# megabytes in 4 KiB pages turn most of those reads into TLB misses too. On Linux, with
+# huge=True, a table of 2 MiB or more gets a mapping of its own, aligned to 2 MiB, with
+# transparent huge pages advised for the whole 2 MiB blocks inside it (the tail stays in small
+# pages, so no memory is added). The first touch of a huge page may wait while the kernel
+# compacts memory to find one (milliseconds on a fragmented host), and fresh pages cost a fault
+# each: tables filled at load take both at load. Without huge (the thread cache, first touched
+# while encoding) the memory comes from the C allocator, which mostly hands back pages the
+# process has touched already, such as the buffers freed after loading. Where the system has no THP, or disables them, the advice is ignored and the pages
 # stay small: the result is the same memory, only slower. Elsewhere (and for small tables)
 # the memory comes from the C allocator. The measurements: docs/performance.md.
 #
@@ -39,11 +43,12 @@ cdef extern from *:
     #define CYBPE_HUGE_ROUND(n) (((n) + CYBPE_HUGE_BLOCK - 1) & ~(CYBPE_HUGE_BLOCK - 1))
     #endif
 
-    /* size bytes, zeroed, aligned to 64 bytes at least; NULL without memory. */
-    static void* cybpe_big_table_alloc(size_t size) {
+    /* size bytes, zeroed, aligned to 64 bytes at least; NULL without memory. huge: advise huge
+       pages (the first touch of each 2 MiB block may then wait for the kernel to find one). */
+    static void* cybpe_big_table_alloc(size_t size, int huge) {
         void* block = NULL;
     #if defined(CYBPE_HUGE_BLOCK)
-        if (size >= CYBPE_HUGE_BLOCK) {
+        if (huge && size >= CYBPE_HUGE_BLOCK) {
             /* Map one block more than needed, then unmap the slack on both sides of the first
                2 MiB boundary: the table starts on a huge-page boundary. */
             size_t mapped = CYBPE_HUGE_ROUND(size), span = mapped + CYBPE_HUGE_BLOCK;
@@ -67,11 +72,11 @@ cdef extern from *:
         return block;
     }
 
-    /* Frees a table from cybpe_big_table_alloc(size); NULL is ignored. */
-    static void cybpe_big_table_free(void* block, size_t size) {
+    /* Frees a table from cybpe_big_table_alloc(size, huge); NULL is ignored. */
+    static void cybpe_big_table_free(void* block, size_t size, int huge) {
         if (block == NULL) return;
     #if defined(CYBPE_HUGE_BLOCK)
-        if (size >= CYBPE_HUGE_BLOCK) {
+        if (huge && size >= CYBPE_HUGE_BLOCK) {
             munmap(block, CYBPE_HUGE_ROUND(size));
             return;
         }
@@ -84,5 +89,5 @@ cdef extern from *:
     }
     #endif
     """
-    void* big_table_alloc "cybpe_big_table_alloc"(size_t size) noexcept nogil
-    void big_table_free "cybpe_big_table_free"(void* block, size_t size) noexcept nogil
+    void* big_table_alloc "cybpe_big_table_alloc"(size_t size, bint huge) noexcept nogil
+    void big_table_free "cybpe_big_table_free"(void* block, size_t size, bint huge) noexcept nogil

@@ -57,7 +57,7 @@ from cybpe.encode.rank_tables cimport (
 from cybpe.encode.thread_cache cimport (
     THREAD_CACHE_MAX_BYTES, THREAD_CACHE_MAX_IDS, THREAD_CACHE_MAX_SPELLED_BYTES, THREAD_CACHE_MAX_SPELLED_IDS,
     THREAD_CACHE_WAYS, ThreadCacheEntry, next_encoder_serial, thread_cache_entries, thread_cache_key_of,
-    thread_cache_mask,
+    thread_cache_mask, thread_cache_tag, thread_cache_tags,
 )
 from cybpe._c.big_tables cimport big_table_alloc, big_table_free
 from cybpe._c.cpu cimport prefetch_read
@@ -303,41 +303,59 @@ cdef inline bint spells(const RankTables* t, const uint32_t* ids, int n_ids, con
 
 
 cdef inline ThreadCacheEntry* thread_cache_find(const RankTables* t, ThreadCacheEntry* ways,
-                                                const uint8_t* s, Py_ssize_t n,
-                                                uint64_t h) noexcept nogil:
-    """The entry of this encoder holding exactly s[:n] among one set's ways, or NULL. A new
-    entry always goes to the first way (the others move down), so the filled ways are a prefix
-    of the set and the first empty one ends the search."""
+                                                const uint32_t* tags, const uint8_t* s,
+                                                Py_ssize_t n, uint64_t h) noexcept nogil:
+    """The entry of this encoder holding exactly s[:n] among one set's ways (tags: their tags,
+    newest first), or NULL. The filled tags are a prefix of the set's: the first empty one ends
+    the search."""
+    cdef uint32_t tag = thread_cache_tag(h)
+    cdef ThreadCacheEntry* e
     cdef int w
     for w in range(THREAD_CACHE_WAYS):
-        if ways[w].owner == 0:
+        if tags[w] == 0:
             return NULL
-        if ways[w].owner == t.cache_owner and ways[w].length == n and ways[w].hash == <uint32_t>h:
-            if ways[w].spelled:
-                if spells(t, ways[w].ids, ways[w].n_ids, s, n):
-                    return &ways[w]
-            elif same_bytes(thread_cache_key_of(&ways[w]), s, n):
-                return &ways[w]
+        if (tags[w] & ~(<uint32_t>3)) != tag:
+            continue
+        e = &ways[tags[w] & 3]
+        if e.owner == t.cache_owner and e.length == n and e.hash == <uint32_t>h:
+            if e.spelled:
+                if spells(t, e.ids, e.n_ids, s, n):
+                    return e
+            elif same_bytes(thread_cache_key_of(e), s, n):
+                return e
     return NULL
 
 
-cdef inline void thread_cache_put(const RankTables* t, ThreadCacheEntry* ways, const uint8_t* s,
-                                  Py_ssize_t n, uint64_t h, const uint32_t* ids,
+cdef inline void thread_cache_put(const RankTables* t, ThreadCacheEntry* ways, uint32_t* tags,
+                                  const uint8_t* s, Py_ssize_t n, uint64_t h, const uint32_t* ids,
                                   Py_ssize_t n_ids) noexcept nogil:
-    """Keep s[:n] -> ids[0:n_ids] as the set's newest entry (its oldest is dropped): keyed when
-    it fits, else spelled; a piece of more ids or bytes than either holds is not kept."""
+    """Keep s[:n] -> ids[0:n_ids] as the set's newest entry, written over its oldest (or its
+    next unused one): keyed when it fits, else spelled; a piece of more ids or bytes than
+    either holds is not kept."""
     cdef bint keyed = n <= THREAD_CACHE_MAX_BYTES and n_ids <= THREAD_CACHE_MAX_IDS
+    cdef uint32_t way = 0
     if not keyed and (n_ids > THREAD_CACHE_MAX_SPELLED_IDS or n > THREAD_CACHE_MAX_SPELLED_BYTES):
         return
-    memmove(ways + 1, ways, (THREAD_CACHE_WAYS - 1) * sizeof(ThreadCacheEntry))
-    ways.owner = t.cache_owner
-    ways.hash = <uint32_t>h
-    ways.length = <uint16_t>n
-    ways.n_ids = <uint8_t>n_ids
-    ways.spelled = not keyed
-    memcpy(ways.ids, ids, n_ids * sizeof(uint32_t))
+    while way < THREAD_CACHE_WAYS and tags[way] != 0:  # entries fill in order: way k is the k-th
+        way += 1
+    if way == THREAD_CACHE_WAYS:
+        way = tags[THREAD_CACHE_WAYS - 1] & 3
+    memmove(tags + 1, tags, (THREAD_CACHE_WAYS - 1) * sizeof(uint32_t))
+    tags[0] = thread_cache_tag(h) | way
+    cdef ThreadCacheEntry* e = &ways[way]
+    e.owner = t.cache_owner
+    e.hash = <uint32_t>h
+    e.length = <uint16_t>n
+    e.n_ids = <uint8_t>n_ids
+    e.spelled = not keyed
+    memcpy(e.ids, ids, n_ids * sizeof(uint32_t))
     if keyed:
-        memcpy(thread_cache_key_of(ways), s, n)
+        memcpy(thread_cache_key_of(e), s, n)
+
+
+cdef inline void thread_cache_prefetch(ThreadCacheEntry* shared, uint64_t h) noexcept nogil:
+    """Start loading the tags of the set of a piece of hash h."""
+    prefetch_read(&thread_cache_tags(shared)[(h & thread_cache_mask()) * THREAD_CACHE_WAYS])
 
 
 cdef int encode_uncut(const RankTables* t, const uint8_t* s, Py_ssize_t n, uint64_t h,
@@ -348,13 +366,17 @@ cdef int encode_uncut(const RankTables* t, const uint8_t* s, Py_ssize_t n, uint6
     cache (may be NULL), else by BPE, cut at its cut points first when cut is set; the result
     goes into both caches. out has room for n more ids. -1 when out of memory."""
     cdef ThreadCacheEntry* slot = NULL
+    cdef uint32_t* slot_tags = NULL
+    cdef uint64_t first
     cdef ThreadCacheEntry* hit
     cdef CacheEntry* entry
     cdef int64_t before
     cdef int rc
     if shared != NULL and n <= THREAD_CACHE_MAX_SPELLED_BYTES:
-        slot = &shared[(h & thread_cache_mask()) * THREAD_CACHE_WAYS]
-        hit = thread_cache_find(t, slot, s, n, h)
+        first = (h & thread_cache_mask()) * THREAD_CACHE_WAYS
+        slot = &shared[first]
+        slot_tags = &thread_cache_tags(shared)[first]
+        hit = thread_cache_find(t, slot, slot_tags, s, n, h)
         if hit != NULL:
             memcpy(out.data + out.size, hit.ids, hit.n_ids * sizeof(uint32_t))
             out.size += hit.n_ids
@@ -374,7 +396,7 @@ cdef int encode_uncut(const RankTables* t, const uint8_t* s, Py_ssize_t n, uint6
     if rc != 0:
         return -1
     if slot != NULL:
-        thread_cache_put(t, slot, s, n, h, out.data + before, out.size - before)
+        thread_cache_put(t, slot, slot_tags, s, n, h, out.data + before, out.size - before)
     if entry != NULL and 2 * cache.used < cache.capacity:
         entry.key = s
         entry.hash = h
@@ -395,7 +417,6 @@ cdef int encode_cut(const RankTables* t, const uint8_t* s, Py_ssize_t n, IdBuffe
     cdef Py_ssize_t bounds[CUT_BATCH + 1]
     cdef uint64_t hashes[CUT_BATCH]
     cdef Py_ssize_t p = 1, m = 0, k, size
-    cdef uint64_t mask = thread_cache_mask()
     bounds[0] = 0
     while True:
         while p < n and not is_cut_point(t, s, n, p):
@@ -410,7 +431,7 @@ cdef int encode_cut(const RankTables* t, const uint8_t* s, Py_ssize_t n, IdBuffe
                 if size >= 2:
                     hashes[k] = hash_bytes(s + bounds[k], size, head_word(s + bounds[k], size))
                     if shared != NULL:
-                        prefetch_read(&shared[(hashes[k] & mask) * THREAD_CACHE_WAYS])
+                        thread_cache_prefetch(shared, hashes[k])
             for k in range(m):
                 size = bounds[k + 1] - bounds[k]
                 if size == 1:
@@ -438,7 +459,6 @@ cdef int encode_block(const RankTables* t, const uint8_t** starts, const Py_ssiz
     cdef token_t found[LOOKAHEAD]
     cdef Py_ssize_t k, n, total = 0
     cdef bint lookup = t.whole_piece_lookup
-    cdef uint64_t mask = thread_cache_mask()
     cdef const uint8_t* s
     for k in range(count):
         n = lengths[k]
@@ -461,7 +481,7 @@ cdef int encode_block(const RankTables* t, const uint8_t** starts, const Py_ssiz
         elif n >= 2:
             hashes[k] = hash_bytes(starts[k], n, head_word(starts[k], n))
         if n >= 2 and shared != NULL:
-            prefetch_read(&shared[(hashes[k] & mask) * THREAD_CACHE_WAYS])
+            thread_cache_prefetch(shared, hashes[k])
     for k in range(count):
         n = lengths[k]
         if n <= 0:
@@ -715,7 +735,7 @@ cdef int build_tokens(RankEncoder encoder, tokens) except -1:
 
     cdef Py_ssize_t slots = <Py_ssize_t>1 << table_bits(n)
     t.token_mask = <uint64_t>(slots - 1)
-    t.token_slots = <TokenSlot*>big_table_alloc(slots * sizeof(TokenSlot))  # slots never cross a line
+    t.token_slots = <TokenSlot*>big_table_alloc(slots * sizeof(TokenSlot), True)  # slots never cross a line
     if t.token_slots == NULL:
         raise MemoryError()
     memset(t.token_slots, 0xFF, slots * sizeof(TokenSlot))  # token -1: empty
@@ -746,7 +766,7 @@ cdef int alloc_pair_table(RankTables* t, Py_ssize_t n_entries, Py_ssize_t n_rank
     cdef Py_ssize_t bits = table_bits(n_entries)
     t.pair_shift = <int>(64 - bits)
     t.pair_mask = (<uint64_t>1 << bits) - 1
-    t.pair_slots = <uint64_t*>big_table_alloc((<Py_ssize_t>1 << bits) * sizeof(uint64_t))
+    t.pair_slots = <uint64_t*>big_table_alloc((<Py_ssize_t>1 << bits) * sizeof(uint64_t), True)
     if t.pair_slots == NULL:
         raise MemoryError()
     memset(t.pair_slots, 0xFF, (<Py_ssize_t>1 << bits) * sizeof(uint64_t))  # EMPTY_PAIR_SLOT
@@ -936,17 +956,19 @@ cdef class RankEncoder:
         if build_cut_tables(&self.tables) != 0:
             raise MemoryError()
         build_specials(self, {} if special_tokens is None else special_tokens)
-        # The shared id ints are made now, not by the first encode: a user's first call after
-        # loading then costs what the next ones do (o200k's 200k ints take a few ms).
+        # The shared id ints, and this thread's piece cache (4 MiB cleared), are made now, not
+        # by the first encode: a user's first call after loading then costs what the next ones
+        # do (o200k's 200k ints take a few ms).
         id_ints_cover(self.n_tokens)
+        thread_cache_entries()
 
     def __dealloc__(self):
         free(self.tables.token_blob)
         free(self.tables.token_offsets)
         if self.tables.token_slots != NULL:
-            big_table_free(self.tables.token_slots, (self.tables.token_mask + 1) * sizeof(TokenSlot))
+            big_table_free(self.tables.token_slots, (self.tables.token_mask + 1) * sizeof(TokenSlot), True)
         if self.tables.pair_slots != NULL:
-            big_table_free(self.tables.pair_slots, (self.tables.pair_mask + 1) * sizeof(uint64_t))
+            big_table_free(self.tables.pair_slots, (self.tables.pair_mask + 1) * sizeof(uint64_t), True)
         free(self.tables.rank_to_id)
         free(self.tables.byte_pair_rank)
         if self.cut_stash != NULL:

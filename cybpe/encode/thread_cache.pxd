@@ -7,20 +7,23 @@
 #     from cybpe.encode.thread_cache cimport (
 #         ThreadCacheEntry, THREAD_CACHE_MAX_BYTES, THREAD_CACHE_MAX_IDS, THREAD_CACHE_WAYS,
 #         next_encoder_serial,
-#         thread_cache_entries, thread_cache_mask)
+#         thread_cache_entries, thread_cache_mask, thread_cache_tag, thread_cache_tags)
 #
 #     serial = next_encoder_serial()                  # once per encoder, never reused
 #     entries = thread_cache_entries()                # once per call, with or without the GIL;
 #     if entries != NULL:                             # NULL: no memory, carry on without it
-#         ways = &entries[(hash & thread_cache_mask()) * THREAD_CACHE_WAYS]
-#         for e in ways[0 : THREAD_CACHE_WAYS]:       # the piece's set: newest first
-#             if e.owner == 0:                        # the filled ways are always a prefix
+#         first = (hash & thread_cache_mask()) * THREAD_CACHE_WAYS   # the piece's set
+#         ways, tags = &entries[first], &thread_cache_tags(entries)[first]
+#         for w in range(THREAD_CACHE_WAYS):          # newest first
+#             if tags[w] == 0:                        # the filled tags are always a prefix
 #                 break
-#             if e.owner == serial and e.length == n and e.hash == <uint32_t>hash \
+#             e = &ways[tags[w] & 3]                  # the entry this tag stands for
+#             if tags[w] & ~3 == thread_cache_tag(hash) and e.owner == serial and e.length == n \
 #                     and (memcmp(thread_cache_key_of(e), s, n) == 0 if not e.spelled
 #                          else the tokens of e.ids[0:e.n_ids], end to end, are s[0:n]):
 #                 ...  # e.ids[0:e.n_ids] are the piece's ids
-#         # not there: BPE, then ways[1:] = ways[:-1] and the new entry goes to ways[0]
+#         # not there: BPE; the new entry takes the oldest tag's entry (or the next unused one),
+#         # tags[1:] = tags[:-1], tags[0] = thread_cache_tag(hash) | that entry's index
 #
 # Two kinds of entry. A keyed entry (a piece of <= 32 bytes and <= 4 ids) holds the piece's bytes
 # and is checked against them. A spelled entry (any other piece of <= 12 ids) has no room for its
@@ -33,8 +36,14 @@
 # a freed encoder's address) and only for exactly its key bytes. A piece has a set of four
 # entries (4-way set-associative, the oldest evicted): a miss costs one BPE, never a wrong id.
 #
+# Each entry has a 32-bit tag (bits of the piece's hash, and the entry's place in its set) in an
+# array after the entries: a set's four tags share 16 bytes, so a piece that is not cached
+# (nearly every piece of a document no cache has seen) costs one read of a small, mostly cached
+# array instead of four lines of entries; only a matching tag reads its entry. Entries never
+# move: a new one is written over the oldest, and only the tags are shifted.
+#
 # Performance notes (the simulations, timings and dropped variants: docs/history.md, "Thread
-# piece cache"): 2^16 entries (4 MiB per thread) in sets of four, the oldest evicted
+# piece cache"): 2^16 entries (4 MiB per thread, and 256 KiB of tags) in sets of four, the oldest evicted
 # (insertion order; LRU gains little). Fewer ways or entries leave sets that several common
 # pieces share missing on every pass; more cost the languages whose pieces nearly all hit
 # already. Spelled entries cover the pieces a keyed one cannot hold (longer than 32 bytes,
@@ -57,14 +66,15 @@ cdef extern from *:
 
     #define CYBPE_THREAD_CACHE_BITS 16   /* entries: 2^16 * 64 bytes = 4 MiB */
     #define CYBPE_THREAD_CACHE_WAYS 4
+    #if CYBPE_THREAD_CACHE_WAYS != 4
+    #error "a tag's low two bits name its entry: four ways"
+    #endif
     #define CYBPE_THREAD_CACHE_MAX_BYTES 32          /* most bytes of a piece kept with its key */
     #define CYBPE_THREAD_CACHE_MAX_IDS 4             /* most ids of a piece kept with its key */
     #define CYBPE_THREAD_CACHE_MAX_SPELLED_IDS 12    /* most ids of a piece kept without it */
     #define CYBPE_THREAD_CACHE_MAX_SPELLED_BYTES 65535
 
-    typedef struct {                /* 64 bytes (glibc calloc's block starts 16 bytes into a page,
-                                       so an entry spans two lines: aligning the block made
-                                       no measurable difference, docs/history.md) */
+    typedef struct {                /* 64 bytes: one cache line (the block is 2 MiB aligned) */
         uint64_t owner;             /* the encoder's serial; 0 = empty */
         uint32_t hash;              /* low 32 bits of the piece's hash */
         uint16_t length;            /* the piece's length in bytes, >= 2 */
@@ -72,8 +82,23 @@ cdef extern from *:
         uint8_t spelled;            /* 0: a keyed entry, 1: a spelled one (see above) */
         uint32_t ids[CYBPE_THREAD_CACHE_MAX_SPELLED_IDS];  /* keyed: ids[0:4], then the key */
     } cybpe_thread_cache_entry;
-    /* The bytes of one thread's entries (huge pages where the OS has them: _c/big_tables.pxd). */
-    #define CYBPE_THREAD_CACHE_SIZE ((((size_t)1) << CYBPE_THREAD_CACHE_BITS) * sizeof(cybpe_thread_cache_entry))
+    /* The bytes of one thread's entries and their tags, in small pages from the C allocator (a
+       huge page's first touch can wait for compaction, and it would come in an encode call:
+       _c/big_tables.pxd). */
+    #define CYBPE_THREAD_CACHE_SIZE ((((size_t)1) << CYBPE_THREAD_CACHE_BITS) \
+                                     * (sizeof(cybpe_thread_cache_entry) + sizeof(uint32_t)))
+
+    /* The tags after the entries, four per set like the entries: a set's tags are in insertion
+       order, newest first, 0 where empty; a tag's low two bits say which of the set's entries
+       it stands for. */
+    static inline uint32_t* cybpe_thread_cache_tags(cybpe_thread_cache_entry* entries) {
+        return (uint32_t*)(entries + (((size_t)1) << CYBPE_THREAD_CACHE_BITS));
+    }
+
+    /* A piece's tag without its entry bits: bits 3-31 of its hash, and bit 2 set (never 0). */
+    static inline uint32_t cybpe_thread_cache_tag(uint64_t hash) {
+        return (((uint32_t)hash) & ~(uint32_t)7) | 4u;
+    }
 
     /* A keyed entry's key: the bytes after its first MAX_IDS ids. */
     static inline uint8_t* cybpe_thread_cache_key_of(cybpe_thread_cache_entry* e) {
@@ -86,7 +111,7 @@ cdef extern from *:
     static int cybpe_thread_cache_key_ok = 0;
 
     static void cybpe_thread_cache_free(void* entries) {
-        cybpe_big_table_free(entries, CYBPE_THREAD_CACHE_SIZE);
+        cybpe_big_table_free(entries, CYBPE_THREAD_CACHE_SIZE, 0);
     }
     static void cybpe_thread_cache_make_key(void) {
         cybpe_thread_cache_key_ok =
@@ -109,10 +134,10 @@ cdef extern from *:
         if (!cybpe_thread_cache_key_ok) return NULL;
         entries = (cybpe_thread_cache_entry*)pthread_getspecific(cybpe_thread_cache_key);
         if (entries == NULL) {
-            entries = (cybpe_thread_cache_entry*)cybpe_big_table_alloc(CYBPE_THREAD_CACHE_SIZE);
+            entries = (cybpe_thread_cache_entry*)cybpe_big_table_alloc(CYBPE_THREAD_CACHE_SIZE, 0);
             if (entries == NULL) return NULL;
             if (pthread_setspecific(cybpe_thread_cache_key, entries) != 0) {
-                cybpe_big_table_free(entries, CYBPE_THREAD_CACHE_SIZE);
+                cybpe_big_table_free(entries, CYBPE_THREAD_CACHE_SIZE, 0);
                 return NULL;
             }
         }
@@ -128,6 +153,8 @@ cdef extern from *:
         uint8_t spelled
         uint32_t ids[12]
     uint8_t* thread_cache_key_of "cybpe_thread_cache_key_of"(ThreadCacheEntry* e) noexcept nogil
+    uint32_t* thread_cache_tags "cybpe_thread_cache_tags"(ThreadCacheEntry* entries) noexcept nogil
+    uint32_t thread_cache_tag "cybpe_thread_cache_tag"(uint64_t hash) noexcept nogil
     const int THREAD_CACHE_MAX_BYTES "CYBPE_THREAD_CACHE_MAX_BYTES"
     const int THREAD_CACHE_MAX_IDS "CYBPE_THREAD_CACHE_MAX_IDS"
     const int THREAD_CACHE_MAX_SPELLED_IDS "CYBPE_THREAD_CACHE_MAX_SPELLED_IDS"

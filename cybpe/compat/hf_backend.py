@@ -83,6 +83,11 @@ def _utf8_ok(text: str) -> bool:
         return False
 
 
+def _all_utf8(texts: list) -> bool:
+    """Whether no text has a lone surrogate (ASCII texts checked without a Python call each)."""
+    return all(map(str.isascii, texts)) or all(map(_utf8_ok, texts))
+
+
 class Engine:
     """cybpe's side of one HF tokenizer: the cybpe :class:`~cybpe.Tokenizer` of its JSON, the
     added tokens as HF matches them, and the token strings. Raises :class:`Unsupported` (with
@@ -362,7 +367,8 @@ class CybpeBackend:
         of str; None otherwise."""
         if is_pretokenized or not isinstance(inputs, (list, tuple)):
             return None
-        if all(type(x) is str for x in inputs):
+        kinds = set(map(type, inputs))  # no Python frame per input (the single text is the common call)
+        if not kinds or kinds == {str}:
             return list(inputs), None
         firsts, seconds = [], []
         for x in inputs:
@@ -378,12 +384,14 @@ class CybpeBackend:
         split = self._split(inputs, is_pretokenized)
         if split is None:
             return None
-        engine = self._engine_or_none()
+        engine = self._engine
         if engine is None:
+            engine = self._engine_or_none()
+        if not engine:
             return None
         inner = self._inner
         firsts, seconds = split
-        if not all(map(_utf8_ok, firsts)) or (seconds is not None and not all(map(_utf8_ok, seconds))):
+        if not _all_utf8(firsts) or (seconds is not None and not _all_utf8(seconds)):
             return None  # HF raises on a lone surrogate
         split_special = bool(inner.encode_special_tokens)
         if split_special and not engine.split_ok:
@@ -401,7 +409,7 @@ class CybpeBackend:
             if trunc["max_length"] < n_added:  # HF's unsigned subtraction would wrap
                 return None
         add_special_tokens = bool(add_special_tokens)
-        ids_a = engine.ids_batch(firsts, split_special)
+        ids_a = [engine.ids(firsts[0], split_special)] if len(firsts) == 1 else engine.ids_batch(firsts, split_special)
         ids_b = engine.ids_batch(seconds, split_special) if seconds is not None else None
         out = []
         try:
@@ -414,8 +422,11 @@ class CybpeBackend:
             logger.debug("cybpe.patch_transformers: this call runs on HF's engine: %s", exc)
             return None
         for k, e in enumerate(out):
-            _set_filler(e, _Filler(e, engine, firsts[k], seconds[k] if seconds is not None else None,
-                                   split_special, add_special_tokens, fast, trunc, pp, padding, target))
+            filler = _Filler(e, engine, firsts[k], seconds[k] if seconds is not None else None,
+                             split_special, add_special_tokens, fast, trunc, pp, padding, target)
+            e._filler = filler
+            if e._overflowing:  # the windows too (no call for the common encoding without windows)
+                _set_filler(e, filler)
         return out
 
     def encode_batch(self, input: Any, is_pretokenized: bool = False, add_special_tokens: bool = True) -> list:

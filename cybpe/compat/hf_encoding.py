@@ -472,8 +472,11 @@ class PostProcessor:
             for o in e._overflowing:
                 o.set_sequence_id(i)
             e._set_type_ids(i)
+        processed = self.process_encodings(encodings, add_special_tokens)
+        if len(processed) == 1:  # merging one encoding into an empty one gives it back unchanged
+            return processed[0]
         out = Encoding._empty(encoding._full)
-        for e in self.process_encodings(encodings, add_special_tokens):
+        for e in processed:
             out._merge_with(e, False)
         return out
 

@@ -238,7 +238,13 @@ def _engine_key(raw: str) -> Optional[str]:
 
 class CybpeBackend:
     """A ``tokenizers.Tokenizer`` whose encode and decode calls run on cybpe (the module
-    docstring says which and how); every other attribute is the wrapped tokenizer's."""
+    docstring says which and how); every other attribute is the wrapped tokenizer's.
+
+    Thread safety: ``encode``, ``encode_batch``, ``encode_batch_fast``, ``decode``,
+    ``decode_batch``, ``accelerated`` and ``refresh`` may run in several threads at once (the
+    engine is built once, under a lock). The settings (``enable_truncation``, ``enable_padding``,
+    ``encode_special_tokens``, components, ``add_tokens``) belong to the shared Rust tokenizer:
+    changing them while another thread encodes races as on HF's own tokenizer."""
 
     def __init__(self, inner: Any) -> None:
         object.__setattr__(self, "_inner", inner)

@@ -50,7 +50,11 @@ class Encoding:
     """One encoded input, as ``tokenizers.Encoding``: ``ids``, ``type_ids``, ``tokens``,
     ``offsets``, ``word_ids`` (``words``), ``sequence_ids``, ``special_tokens_mask``,
     ``attention_mask``, ``overflowing``, ``n_sequences`` and the conversions
-    (``char_to_token``, ``token_to_chars``, ``word_to_tokens``...), with HF's values."""
+    (``char_to_token``, ``token_to_chars``, ``word_to_tokens``...), with HF's values.
+
+    Thread safety: every read (the properties, the conversions, pickling, copies) may run in
+    several threads at once; the lazy fields are filled in once, under a lock. ``pad`` and
+    ``truncate`` change it in place: one thread at a time, with no reader."""
 
     __slots__ = ("_ids", "_type_ids", "_tokens", "_words", "_offsets", "_special", "_attention",
                  "_overflowing", "_ranges", "_filler", "__weakref__")

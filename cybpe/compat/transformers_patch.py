@@ -181,7 +181,8 @@ def patch_transformers() -> None:
     results. Tokenizers whose ``tokenizer.json`` cybpe cannot reproduce exactly stay on HF's
     engine (a ``logging.debug`` line on the ``cybpe.compat.transformers`` logger says why), and
     so do the calls the docs list as falling back. Calling it again does nothing;
-    :func:`unpatch_transformers` undoes it. Raises ImportError without transformers."""
+    :func:`unpatch_transformers` undoes it. Raises ImportError without transformers.
+    Thread-safe (under a lock), also while other threads encode."""
     global _decode_stream
     with _LOCK:
         if _patched:
@@ -204,7 +205,8 @@ def patch_transformers() -> None:
 
 def unpatch_transformers() -> None:
     """Undo :func:`patch_transformers`: every fast tokenizer is on HF's engine again (those
-    made while patched too). Calling it when not patched does nothing."""
+    made while patched too). Calling it when not patched does nothing. Thread-safe (under the
+    patch's lock), also while other threads encode."""
     global _decode_stream
     with _LOCK:
         while _patched:

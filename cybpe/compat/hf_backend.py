@@ -6,9 +6,9 @@ How a call is answered:
 
 * ``encode`` / ``encode_batch`` / ``encode_batch_fast`` of text (a str, or a pair of str): the
   ids of each text come from cybpe (:class:`Engine`); truncation, the post-processor and
-  padding are then applied as HF applies them (:mod:`cybpe.compat.hf_encoding`), reading the
-  live settings of the Rust tokenizer (``truncation``, ``padding``, ``post_processor``,
-  ``encode_special_tokens``) at each call. The :class:`~cybpe.compat.hf_encoding.Encoding`
+  padding are then applied as HF applies them (:mod:`cybpe.compat.hf_encoding`,
+  :mod:`cybpe.compat.hf_postprocessors`), reading the live settings of the Rust tokenizer
+  (``truncation``, ``padding``, ``post_processor``, ``encode_special_tokens``) at each call. The :class:`~cybpe.compat.hf_encoding.Encoding`
   returned computes ``tokens``, ``offsets`` and ``word_ids`` only when they are read.
 * ``decode`` / ``decode_batch``: cybpe's decode (HF's ByteLevel decoder gives the same text).
 * Anything else (vocabulary look-ups, ``add_tokens``, ``save``, ``to_str``, the components...)
@@ -43,15 +43,8 @@ import threading
 import weakref
 from typing import Any, Optional
 
-from cybpe.compat.hf_encoding import (
-    Encoding,
-    Unsupported,
-    default_process,
-    fill_from,
-    pad_encodings,
-    parse_post_processor,
-    truncate_encodings,
-)
+from cybpe.compat.hf_encoding import Encoding, Unsupported, fill_from, pad_encodings, truncate_encodings
+from cybpe.compat.hf_postprocessors import default_process, parse_post_processor
 
 logger = logging.getLogger("cybpe.compat.transformers")
 

@@ -44,6 +44,11 @@ from cybpe.encodings.download import download as download
 # report
 from cybpe.report.metrics import bits_per_byte as bits_per_byte
 
+# drop-in for transformers' fast tokenizers (transformers itself is imported by the call only)
+from cybpe.compat.transformers_patch import patch_transformers as patch_transformers
+from cybpe.compat.transformers_patch import transformers_patched as transformers_patched
+from cybpe.compat.transformers_patch import unpatch_transformers as unpatch_transformers
+
 # What ``from cybpe import *`` and the API reference (pdoc) list.
 __all__ = [
     "bits_per_byte",
@@ -62,6 +67,7 @@ __all__ = [
     "list_pretokenizers",
     "load",
     "ParallelSet",
+    "patch_transformers",
     "PreTokenizer",
     "pretokenizer_from_spec",
     "register_plugin",
@@ -72,6 +78,8 @@ __all__ = [
     "StreamDecoder",
     "Tokenizer",
     "train",
+    "transformers_patched",
+    "unpatch_transformers",
     "unregister_plugin",
     "Vocab",
 ]

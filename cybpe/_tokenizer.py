@@ -954,11 +954,17 @@ class Tokenizer(TransformersMethods):
     def _hf_parts(path: PathLike) -> dict[str, Any]:
         """Constructor arguments read from a ``tokenizer.json``."""
         from cybpe.formats.hf import load_hf_tokenizer_json
-        from cybpe.formats.known import pretokenizer_for_pattern
 
         # An all-splits merge list (Llama 3's, or what to_hf writes) encodes as its ranks do:
         # keep the rank-only form, which also saves as .tiktoken.
-        vocab, info = load_hf_tokenizer_json(path, rank_if_all_splits=True)
+        return Tokenizer._hf_parts_of(*load_hf_tokenizer_json(path, rank_if_all_splits=True))
+
+    @staticmethod
+    def _hf_parts_of(vocab: Vocab, info: dict[str, Any]) -> dict[str, Any]:
+        """Constructor arguments from what :func:`cybpe.formats.hf.load_hf_tokenizer_json` (or
+        ``load_hf_tokenizer_doc``) returned."""
+        from cybpe.formats.known import pretokenizer_for_pattern
+
         pretokenizer = pretokenizer_for_pattern(info["pattern"], hf_pattern=info.get("hf_pattern"))
         flagged = set(info.get("special", []))
         return {"vocab": vocab, "pretokenizer": pretokenizer, "normalizer": info.get("normalizer"),

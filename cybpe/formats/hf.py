@@ -337,7 +337,14 @@ def load_hf_tokenizer_json(path: PathLike, *, rank_if_all_splits: bool = False) 
     by :func:`cybpe.formats.merges.rank_vocab_if_all_splits` with the index built here.
     """
     src = checked_path(path)
-    doc = read_json(path)
+    return load_hf_tokenizer_doc(read_json(path), src, rank_if_all_splits=rank_if_all_splits)
+
+
+def load_hf_tokenizer_doc(doc: Any, src: str = "tokenizer.json", *,
+                          rank_if_all_splits: bool = False) -> tuple[Vocab, dict[str, Any]]:
+    """:func:`load_hf_tokenizer_json` of a document already parsed (``json.loads`` of a
+    ``tokenizer.json``, or of what ``tokenizers.Tokenizer.to_str()`` gives); ``src`` names it in
+    errors. :func:`cybpe.patch_transformers` reads a live tokenizer this way."""
     if not isinstance(doc, dict) or not isinstance(doc.get("model"), dict):
         raise FormatError(f"{src}: not a Hugging Face tokenizer.json (no 'model' object)")
     model = doc["model"]

@@ -202,3 +202,46 @@ def test_parallel_set_shared_between_threads():
     results = _run_in_threads(lambda _: cybpe.train(corpus, 320, parity=parallel), range(THREADS))
     assert all(r.vocab == reference.vocab for r in results)
     assert parallel.languages == ["a", "b"] and parallel.texts["a"] == "\n".join(TEXTS[:20])
+
+
+def test_patched_transformers_tokenizer_shared_between_threads(tmp_path):
+    """patch_transformers (docs/guide/errors.md): a patched tokenizer's encode and decode calls,
+    the lazy fields of one Encoding read from every thread at once, and patching / unpatching
+    while other threads encode, all give the unpatched one-thread results."""
+    pytest.importorskip("transformers", reason="transformers is not installed (the test extra has it)")
+    from hfpatch_support import load, make_trained_folder
+
+    hf = load(make_trained_folder(tmp_path / "trained"))
+    texts = TEXTS[:40]
+
+    # one set of settings for every call: transformers writes them into the shared Rust
+    # tokenizer before each call, so calls asking for different ones race (HF's engine too)
+    settings = {"padding": True, "truncation": True, "max_length": 24, "stride": 4}
+
+    def call(t):
+        batch = hf([t, t[::-1]], return_overflowing_tokens=True, return_offsets_mapping=True, **settings)
+        return (hf(t, **settings)["input_ids"], {k: batch[k] for k in batch}, batch.tokens(0),
+                hf.decode(batch["input_ids"][0], skip_special_tokens=True))
+
+    cybpe.unpatch_transformers()
+    reference = [call(t) for t in texts]
+    one = hf._tokenizer.encode(texts[0], texts[1])
+    fields = (one.tokens, one.offsets, one.word_ids, one.type_ids, one.sequence_ids)
+    try:
+        with cybpe.transformers_patched():
+            assert _run_in_threads(call, texts) == reference
+            shared = hf._tokenizer.encode(texts[0], texts[1])  # filled in lazily, by the first reader
+            assert type(shared).__module__ == "cybpe.compat.hf_encoding"
+            reads = _run_in_threads(lambda _: (shared.tokens, shared.offsets, shared.word_ids,
+                                               shared.type_ids, shared.sequence_ids), range(THREADS * 4))
+            assert reads == [fields] * (THREADS * 4)
+
+        def toggle_or_call(k):
+            if k % 8 == 0:
+                cybpe.patch_transformers() if k % 16 == 0 else cybpe.unpatch_transformers()
+                return None
+            return call(texts[k % len(texts)])
+        got = _run_in_threads(toggle_or_call, list(range(64)))
+        assert [g for g in got if g is not None] == [reference[k % len(texts)] for k in range(64) if k % 8]
+    finally:
+        cybpe.unpatch_transformers()

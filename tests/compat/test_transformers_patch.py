@@ -1,0 +1,282 @@
+"""``cybpe.patch_transformers()`` differentially: every call of issue 43 (item 2) on a patched
+transformers tokenizer equals the same call on the same tokenizer unpatched, on the shared
+Llama 3 (with and without Meta's BOS template), Qwen3 and GPT-4o folders and a cybpe-trained
+folder, over hostile strings and pieces of the shared evaluation documents. The default run
+takes a few documents; the corpus sweep is marked slow. Runs under transformers 5.x (the test
+extra) and 4.x (.ci/stage-transformers4.sh)."""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import pickle
+
+import pytest
+
+import cybpe
+from cybpe.compat.hf_backend import CybpeBackend
+from cybpe.compat.hf_encoding import Encoding
+from cybpe.compat.transformers_patch import backend_of, is_patched
+from hfpatch_support import (FOLDERS, HOSTILE, accelerated, both, encoding_fields, eval_docs, folder_path, load,
+                             transformers)
+
+pytest.importorskip("transformers", reason="transformers is in the test extra")
+pytest.importorskip("tokenizers")
+
+
+@pytest.fixture(autouse=True)
+def _unpatched_after():
+    yield
+    cybpe.unpatch_transformers()
+
+
+@pytest.fixture(scope="module", params=FOLDERS)
+def named(request, tmp_path_factory):
+    folder = folder_path(request.param, tmp_path_factory.mktemp("folders"))
+    if folder is None:
+        pytest.skip("the shared vocabularies are absent (set CYBPE_SHARED)")
+    return request.param, folder, load(folder)
+
+
+@pytest.fixture(scope="module")
+def texts():
+    return HOSTILE + [d[i:i + 900] for d in eval_docs(4, 2700) for i in range(0, len(d), 900)]
+
+
+def _same(tok, call):
+    expected, got = both(tok, call)
+    assert got == expected
+    return got
+
+
+def test_accelerated(named):
+    name, _, tok = named
+    assert accelerated(tok), name
+    with cybpe.transformers_patched():
+        assert isinstance(tok.backend_tokenizer, CybpeBackend)
+        assert all(isinstance(e, Encoding) for e in tok(["a b", "c"]).encodings)  # not HF's fallback
+    assert type(tok.backend_tokenizer).__name__ == "Tokenizer"
+
+
+def test_call_single_and_batch(named, texts):
+    _, _, tok = named
+    for text in texts:
+        _same(tok, lambda t: t(text))
+        _same(tok, lambda t: t(text, add_special_tokens=False))
+        _same(tok, lambda t: t.encode(text))
+        _same(tok, lambda t: t.tokenize(text))
+    _same(tok, lambda t: t(texts))
+    _same(tok, lambda t: t(texts, return_offsets_mapping=True, return_special_tokens_mask=True,
+                           return_token_type_ids=True, return_length=True))
+
+
+def test_call_argument_grid(named, texts):
+    _, _, tok = named
+    batches = [texts[:1], texts[:7], texts[5:]]
+    grid = itertools.product((True, "max_length", False), (True, False), (None, 5, 33), ("right", "left"),
+                             (True, False))
+    for padding, truncation, max_length, side, add in grid:
+        if (padding == "max_length" or truncation) and max_length is None:
+            continue
+        kwargs = dict(padding=padding, truncation=truncation, max_length=max_length, padding_side=side,
+                      add_special_tokens=add, return_offsets_mapping=True, return_special_tokens_mask=True,
+                      return_attention_mask=True)
+        for batch in batches:
+            _same(tok, lambda t: t(batch, **kwargs))
+        _same(tok, lambda t: t(texts[6], **kwargs))
+    _same(tok, lambda t: t(texts[:9], padding=True, pad_to_multiple_of=8, return_tensors="np"))
+
+
+def test_truncation_stride_overflow(named, texts):
+    _, _, tok = named
+    long_texts = [t for t in texts if len(t) > 40][:5] + ["short"]
+    for max_length, stride, side in ((8, 0, "right"), (8, 3, "right"), (20, 7, "left"), (4, 2, "right")):
+        tok.truncation_side = side
+        try:
+            _same(tok, lambda t: t(long_texts, truncation=True, max_length=max_length, stride=stride,
+                                   return_overflowing_tokens=True, return_offsets_mapping=True,
+                                   return_special_tokens_mask=True, padding=True))
+            _same(tok, lambda t: t(long_texts[0], truncation=True, max_length=max_length, stride=stride,
+                                   return_overflowing_tokens=True))
+        finally:
+            tok.truncation_side = "right"
+
+
+def test_pairs(named, texts):
+    _, _, tok = named
+    firsts, seconds = texts[:8], texts[8:16]
+    _same(tok, lambda t: t(firsts[2], seconds[3]))
+    _same(tok, lambda t: t(firsts, seconds, return_offsets_mapping=True, return_token_type_ids=True,
+                           return_special_tokens_mask=True))
+    for strategy in ("longest_first", "only_first", "only_second"):
+        _same(tok, lambda t: t(firsts, seconds, truncation=strategy, max_length=12, padding="max_length",
+                               return_overflowing_tokens=True, stride=2, return_offsets_mapping=True))
+
+
+def test_split_into_words_and_special_tokens(named, texts):
+    _, _, tok = named
+    _same(tok, lambda t: t([["Hello", " world"], ["a", "<|endoftext|>", "b"]], is_split_into_words=True))
+    for text in texts[:12]:
+        _same(tok, lambda t: t(text, split_special_tokens=True))
+        _same(tok, lambda t: t.tokenize(text, split_special_tokens=True))
+
+
+def test_ids_tokens_and_decode(named, texts):
+    _, _, tok = named
+    rows = [tok(t)["input_ids"] for t in texts]
+    specials = sorted(tok.all_special_ids)
+    rows.append(specials + rows[0] + specials[:3])
+    rows.append([0, 1, 2, len(tok) + 5, 3])  # an id that is no token: HF skips it
+    for row in rows:
+        _same(tok, lambda t: t.convert_ids_to_tokens(row))
+        for skip in (False, True):
+            _same(tok, lambda t: t.decode(row, skip_special_tokens=skip))
+    for skip in (False, True):
+        _same(tok, lambda t: t.batch_decode(rows, skip_special_tokens=skip))
+    _same(tok, lambda t: t.backend_tokenizer.decode_batch(rows[:4]))
+    _same(tok, lambda t: t.decode(rows[1][:1] + [rows[1][1]] * 3))
+
+
+def test_chat_template(named):
+    name, _, tok = named
+    if not tok.chat_template:
+        pytest.skip(f"{name} has no chat template")
+    chat = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi <|x|> 東京"},
+            {"role": "assistant", "content": "Hello!"}]
+    _same(tok, lambda t: t.apply_chat_template(chat, tokenize=True))
+    _same(tok, lambda t: t.apply_chat_template(chat, tokenize=True, add_generation_prompt=True))
+
+
+def test_backend_methods(named, texts):
+    """The ``tokenizers.Tokenizer`` surface itself (what vLLM and others call directly)."""
+    _, _, tok = named
+
+    def direct(t):
+        backend = t.backend_tokenizer
+        out = [encoding_fields(backend.encode(texts[6])), encoding_fields(backend.encode(texts[1], texts[6]))]
+        out += [encoding_fields(e) for e in backend.encode_batch(texts[:6])]
+        out += [encoding_fields(e) for e in backend.encode_batch_fast(texts[:6], add_special_tokens=False)]
+        backend.enable_truncation(6, stride=2)
+        backend.enable_padding(pad_id=3, pad_token="<pad>", pad_to_multiple_of=4, direction="left")
+        try:
+            out += [encoding_fields(e) for e in backend.encode_batch([texts[6], (texts[5], texts[6]), ""])]
+        finally:
+            backend.no_truncation()
+            backend.no_padding()
+        out.append(backend.decode(t(texts[5])["input_ids"]))
+        out.append(backend.get_vocab_size())
+        out.append(backend.token_to_id(backend.id_to_token(7)))
+        return out
+    _same(tok, direct)
+
+
+def test_tokenizers_made_every_way(named):
+    """Made before the patch (the fixture's), after it by AutoTokenizer, by
+    PreTrainedTokenizerFast(tokenizer_file=...) and by from_pretrained of the folder."""
+    name, folder, _ = named
+    t = transformers()
+    text = HOSTILE[6] + " " + HOSTILE[5]
+    with cybpe.transformers_patched():
+        made = [load(folder), t.PreTrainedTokenizerFast(tokenizer_file=str(folder / "tokenizer.json")),
+                t.PreTrainedTokenizerFast.from_pretrained(str(folder))]
+        for tok in made:
+            assert backend_of(tok) is not None and backend_of(tok).accelerated, name
+            got = tok(text)["input_ids"]
+            cybpe.unpatch_transformers()
+            assert tok(text)["input_ids"] == got
+            cybpe.patch_transformers()
+
+
+def test_added_tokens_at_run_time(named, tmp_path):
+    name, folder, _ = named
+    tok = load(folder)
+    text = "x foo_bar y <NEW_SPECIAL> z foo_barfoo_bar 東京<NEW_SPECIAL>"
+    with cybpe.transformers_patched():
+        assert tok(text)["input_ids"]  # the engine is built before the tokens are added
+        tok.add_tokens(["foo_bar", " spaced"])
+        tok.add_special_tokens({"additional_special_tokens": ["<NEW_SPECIAL>"]})
+    for call in (lambda t: t(text), lambda t: t(text, split_special_tokens=True), lambda t: t.tokenize(text),
+                 lambda t: t.decode(t(text)["input_ids"], skip_special_tokens=True),
+                 lambda t: t(text, return_offsets_mapping=True)):
+        _same(tok, call)
+
+
+def test_unsupported_tokenizer_stays_on_hf_and_says_why(named, caplog):
+    """A tokenizer cybpe cannot represent (here: a prefix space added by the pre-tokenizer)
+    keeps HF's engine, with a debug line giving the reason."""
+    name, folder, _ = named
+    if name != "trained":
+        pytest.skip("one folder is enough")
+    t = transformers()
+    tok = t.PreTrainedTokenizerFast(tokenizer_file=str(folder / "tokenizer.json"))
+    backend = tok._tokenizer
+    pre = backend.pre_tokenizer
+    import tokenizers
+
+    backend.pre_tokenizer = tokenizers.pre_tokenizers.Sequence([pre, tokenizers.pre_tokenizers.Digits()])
+    with caplog.at_level(logging.DEBUG, logger="cybpe.compat.transformers"):
+        assert not accelerated(tok)
+    assert any("kept on HF's engine" in r.getMessage() for r in caplog.records)
+    _same(tok, lambda t: t(["a 123 b", "x"], return_offsets_mapping=True))
+
+
+def test_patch_is_idempotent_and_reversible(named):
+    _, _, tok = named
+    import tokenizers.decoders
+
+    t = transformers()
+    owner = type(tok).__mro__
+    stream = tokenizers.decoders.DecodeStream
+    before = {c: dict(vars(c)) for c in owner}
+    cybpe.patch_transformers()
+    cybpe.patch_transformers()
+    assert is_patched() and isinstance(tok._tokenizer, CybpeBackend)
+    first = tok._tokenizer
+    assert tok._tokenizer is first  # one backend per tokenizer
+    with cybpe.transformers_patched():
+        assert is_patched()
+    assert is_patched()  # the context manager left an earlier patch on
+    ids = tok(HOSTILE[6])["input_ids"]
+    s = tokenizers.decoders.DecodeStream(skip_special_tokens=False)
+    assert "".join(filter(None, (s.step(tok._tokenizer, i) for i in ids))) == tok.decode(ids)
+    cybpe.unpatch_transformers()
+    cybpe.unpatch_transformers()
+    assert not is_patched()
+    assert type(tok._tokenizer).__name__ == "Tokenizer"
+    assert tokenizers.decoders.DecodeStream is stream
+    assert {c: dict(vars(c)) for c in owner} == before
+    assert isinstance(t.PreTrainedTokenizerFast, type)
+
+
+def test_pickle_and_copy(named, texts):
+    import copy
+
+    _, _, tok = named
+    with cybpe.transformers_patched():
+        expected = tok(texts[:5], return_offsets_mapping=True)
+        for clone in (pickle.loads(pickle.dumps(tok)), copy.deepcopy(tok)):
+            assert isinstance(clone._tokenizer, CybpeBackend)
+            assert clone._tokenizer.backend is not tok._tokenizer.backend
+            got = clone(texts[:5], return_offsets_mapping=True)
+            assert dict(got) == dict(expected)
+        batch = tok(texts[:3], return_overflowing_tokens=True, truncation=True, max_length=4)
+        again = pickle.loads(pickle.dumps(batch))
+        assert [e.tokens for e in again.encodings] == [e.tokens for e in batch.encodings]
+    unpatched = pickle.loads(pickle.dumps(tok))  # a patched tokenizer pickles as a plain one
+    assert type(unpatched._tokenizer).__name__ == "Tokenizer"
+    assert unpatched(texts[:5], return_offsets_mapping=True)["input_ids"] == expected["input_ids"]
+
+
+@pytest.mark.slow
+def test_corpus_sweep(named):
+    """Every shared evaluation document (16 KB of each), single calls and one batch, with
+    offsets and the special-tokens mask, plus decode."""
+    _, _, tok = named
+    docs = eval_docs(100, 16_000)
+    if not docs:
+        pytest.skip("the shared corpora are absent")
+    for doc in docs:
+        _same(tok, lambda t: t(doc, return_offsets_mapping=True, return_special_tokens_mask=True))
+        _same(tok, lambda t: t.decode(t(doc)["input_ids"]))
+    chunks = [d[i:i + 1000] for d in docs for i in range(0, len(d), 1000)]
+    _same(tok, lambda t: t(chunks, padding=True, truncation=True, max_length=200, return_offsets_mapping=True))

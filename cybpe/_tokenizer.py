@@ -579,6 +579,24 @@ class Tokenizer(TransformersMethods):
             return self._map_slices(encode_slice, texts, num_threads)
         return self._map(self.encode_ordinary, texts, num_threads)
 
+    def encode_arrow(self, array: Any, *, dtype: Any = "uint32", offsets: bool = False,
+                     num_threads: Optional[int] = None, errors: str = "strict") -> Any:
+        """``encode_ordinary`` of every text of a pyarrow string array (or ChunkedArray, Polars
+        Series, NumPy string array) as a pyarrow list array of ``dtype`` ids, read from the
+        array's UTF-8 buffer and encoded GIL-free on ``num_threads`` threads (default: every
+        core); null texts give null lists. With ``offsets``, ``(ids, offsets)``. The rules:
+        :mod:`cybpe.encode.arrow`. Needs ``pyarrow`` (``cybpe[arrow]``)."""
+        from cybpe.encode.arrow import encode_arrow
+
+        return encode_arrow(self, array, dtype, offsets, num_threads, errors)
+
+    def count_arrow(self, array: Any, *, num_threads: Optional[int] = None, errors: str = "strict") -> Any:
+        """The number of ids of each text of a pyarrow string array, as an int64 array (null
+        for a null text): :meth:`encode_arrow` without keeping the ids."""
+        from cybpe.encode.arrow import count_arrow
+
+        return count_arrow(self, array, num_threads, errors)
+
     @staticmethod
     def _map(fn, texts: Sequence[str], num_threads: int) -> list:
         return Tokenizer._map_slices(lambda part: [fn(t) for t in part], texts, num_threads)

@@ -243,3 +243,20 @@ def test_python_lists(tok):
     for bad in (["a", b"b"], [[1]], [1], np.array([1, 2]), np.array([[1]], dtype=object).reshape(1)):
         with pytest.raises(ParameterTypeError):
             tok.encode_arrow(bad)
+
+
+def test_datasets_map_recipe(tok, tmp_path, monkeypatch):
+    """The recipe of docs/guide/arrow.md: Arrow batches in, an ``ids`` column out, two processes."""
+    datasets = pytest.importorskip("datasets")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_DATASETS_CACHE", str(tmp_path))
+    texts = _texts() * 3
+    ds = datasets.Dataset.from_dict({"text": texts, "n": list(range(len(texts)))})
+
+    def encode(batch):
+        return batch.append_column("ids", tok.encode_arrow(batch["text"], num_threads=1))
+
+    for num_proc in (None, 2):
+        out = ds.with_format("arrow").map(encode, batched=True, num_proc=num_proc)
+        assert out.with_format(None)["ids"] == tok.encode_ordinary_batch(texts)
+        assert out.with_format(None)["n"] == list(range(len(texts)))

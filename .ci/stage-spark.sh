@@ -43,9 +43,11 @@ PY
 # The tests and their helpers, outside the checkout: the repository root on sys.path would put
 # the uncompiled cybpe/ in front of the installed one (CYBPE_TEST_INSTALLED refuses that).
 mkdir -p "$WORK/suite"
-cp -r "$REPO/tests" "$REPO/pyproject.toml" "$WORK/suite/"
+# README.md and docs/: the Spark recipe of docs/guide/datasets.md (marked `needs: pyspark`, so
+# the main suite skips it) runs here, with the other blocks of that page.
+cp -r "$REPO/tests" "$REPO/pyproject.toml" "$REPO/README.md" "$REPO/docs" "$WORK/suite/"
 code=0
 (cd "$WORK/suite" && CYBPE_SHARED="$SHARED" CYBPE_TEST_INSTALLED=1 PYSPARK_PYTHON="$PYTHON" \
-    "$PYTHON" -m pytest -q -p no:cacheprovider -p no:xdist tests/spark) || code=$?
+    "$PYTHON" -m pytest -q -p no:cacheprovider -p no:xdist tests/spark tests/docs/test_code_blocks.py -k "spark or datasets") || code=$?
 if [ "$code" -ne 0 ]; then echo "spark: pytest exited with $code" >&2; exit "$code"; fi
 echo "spark: done in $((SECONDS - START)) s"

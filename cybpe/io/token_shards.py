@@ -147,6 +147,12 @@ def encode_task(tokenizer, task: dict) -> dict:
     found = _reusable(folder, index, key, dtype.itemsize)
     if found is not None:
         return found
+    # The old record goes before the part is rewritten: a run killed while writing it (with
+    # other settings) must not leave a record that another run would take for this part's.
+    try:
+        os.unlink(os.path.join(folder, part_name(index, "json")))
+    except FileNotFoundError:
+        pass
     split = tokenizer.pretokenizer.split
     pieces, n_tokens, n_bytes = [], 0, 0
     out = AtomicFile(os.path.join(folder, part_name(index, "bin")))
@@ -291,6 +297,7 @@ def parquet_task(tokenizer, task: dict) -> dict:
             record = json.load(f)
         if record.get("key") == key and os.path.exists(target):
             return record
+        os.unlink(os.path.join(folder, part_name(index, "json")))  # (as in encode_task)
     except (OSError, ValueError):
         pass
     source = pq.ParquetFile(task["source"])

@@ -24,7 +24,7 @@ from cybpe.pretokenize.registry import get_pretokenizer, pretokenizer_from_spec
 from cybpe.pretokenize.specials import SpecialTokenSplitter
 from cybpe.formats.vocab import Vocab
 from cybpe._tokenizer_hf import TransformersMethods
-from cybpe.encode import budgets
+from cybpe.encode import budgets, shared_encoders
 from cybpe.encode.budgets import TextChunk, check_budget
 from cybpe.encode.worker_threads import run_sliced
 from cybpe.encode.spans import EMPTY_SPANS, map_through, ordinary_spans, surrogate_alignment
@@ -163,12 +163,12 @@ class Tokenizer(TransformersMethods):
         decoder = {i: s.encode("utf-8") for i, s in vocab.special_decoder().items()}
         self._gap_specials = {i: decoder.pop(i) for i in self._gaps if i in decoder}
         self._encoder_tokens = _with_placeholders(vocab.tokens, self._gaps) if self._gaps else vocab.tokens
-        self._encoder = RankEncoder(
+        self._encoder = shared_encoders.encoder_for(self, len(self._encoder_tokens), lambda: RankEncoder(
             self._encoder_tokens,
             None if vocab.encode_by_rank else vocab.merges,
             whole_piece_lookup=vocab.ignore_merges,
             special_tokens=decoder,
-        )
+        ))  # an unpickled tokenizer may reuse the encoder this process has (shared_encoders)
         # Splitters for the special-token sets that encode() is called with, built once each
         # (building one sorts, joins and compiles an alternation: 7x a short text's encode).
         self._splitters: dict[frozenset[str], SpecialTokenSplitter] = {}
@@ -579,6 +579,24 @@ class Tokenizer(TransformersMethods):
             return self._map_slices(encode_slice, texts, num_threads)
         return self._map(self.encode_ordinary, texts, num_threads)
 
+    def encode_arrow(self, array: Any, *, dtype: Any = "uint32", offsets: bool = False,
+                     num_threads: Optional[int] = None, errors: str = "strict") -> Any:
+        """``encode_ordinary`` of every text of a pyarrow string array (or ChunkedArray, Polars
+        Series, NumPy string array) as a pyarrow list array of ``dtype`` ids, read from the
+        array's UTF-8 buffer and encoded GIL-free on ``num_threads`` threads (default: every
+        core); null texts give null lists. With ``offsets``, ``(ids, offsets)``. The rules:
+        :mod:`cybpe.encode.arrow`. Needs ``pyarrow`` (``cybpe[arrow]``)."""
+        from cybpe.encode.arrow import encode_arrow
+
+        return encode_arrow(self, array, dtype, offsets, num_threads, errors)
+
+    def count_arrow(self, array: Any, *, num_threads: Optional[int] = None, errors: str = "strict") -> Any:
+        """The number of ids of each text of a pyarrow string array, as an int64 array (null
+        for a null text): :meth:`encode_arrow` without keeping the ids."""
+        from cybpe.encode.arrow import count_arrow
+
+        return count_arrow(self, array, num_threads, errors)
+
     @staticmethod
     def _map(fn, texts: Sequence[str], num_threads: int) -> list:
         return Tokenizer._map_slices(lambda part: [fn(t) for t in part], texts, num_threads)
@@ -809,7 +827,7 @@ class Tokenizer(TransformersMethods):
         return {"state_version": STATE_VERSION, "vocab": self.vocab,
                 "pretokenizer": self.pretokenizer.spec(), "name": self.name,
                 "metadata": self.metadata, "normalizer": self.normalizer,
-                **self._tokenizer_fields()}
+                "encoder_key": shared_encoders.key_for(self), **self._tokenizer_fields()}
 
     def _tokenizer_fields(self) -> dict[str, Any]:
         """The roles, non-special added tokens and length limit (native format version 2)."""
@@ -840,9 +858,10 @@ class Tokenizer(TransformersMethods):
         if not isinstance(spec, dict):
             raise FormatError("Tokenizer state: the pre-tokenizer spec is not a dict")
         try:
-            self.__init__(vocab, pretokenizer_from_spec(spec),  # type: ignore[misc]
-                          name=state.get("name"), metadata=state.get("metadata"),
-                          normalizer=state.get("normalizer"), **self._field_kwargs(state))
+            with shared_encoders.unpickling(state.get("encoder_key")):
+                self.__init__(vocab, pretokenizer_from_spec(spec),  # type: ignore[misc]
+                              name=state.get("name"), metadata=state.get("metadata"),
+                              normalizer=state.get("normalizer"), **self._field_kwargs(state))
         except InvalidParameterError as exc:
             raise FormatError(f"Tokenizer state: {exc}") from None
 

@@ -1,4 +1,11 @@
-"""Count a corpus on a Dask cluster, train on the client (optional extra: ``pip install 'cybpe[dask]'``).
+"""Count a corpus on a Dask cluster, train on the client, encode datasets into token files on
+the cluster (optional extra: ``pip install 'cybpe[dask]'``).
+
+Encoding (:func:`encode_files`, :func:`encode_parquet`): the client cuts the inputs into byte
+ranges (the same safe cuts as counting) in one consecutive group per task; the tokenizer goes
+to each worker once (``scatter(broadcast=True)``); each task writes its own part file
+atomically and returns a small record; the client writes the manifest last. The output
+format: :mod:`cybpe.io.token_shards`.
 
 What runs where:
 
@@ -211,6 +218,105 @@ def train(
     counts = count(corpus, pretokenizer, special_tokens, client=client, n_shards=n_shards,
                    split_every=split_every, errors=errors, **(pretokenizer_params or {}))
     return train_from(counts, vocab_size, special_tokens=special_tokens, **train_options)
+
+
+# -- encoding a dataset into token files ------------------------------------------------------
+
+
+def _run_tasks(fn: Any, tokenizer: Any, tasks: list, client: Any) -> list:
+    """``fn(tokenizer, task)`` for every task on the cluster, results in task order. The
+    tokenizer goes to each worker once (``scatter(broadcast=True)``), not once per task; a task
+    whose worker dies is retried (its outputs are written atomically, so a retry is clean)."""
+    if not tasks:
+        return []
+    if client is not None:
+        shipped = client.scatter(tokenizer, broadcast=True, hash=False)
+        futures = [client.submit(fn, shipped, task, pure=False, retries=2) for task in tasks]
+        return _gather_as_completed(futures)
+    import dask
+
+    shipped = dask.delayed(tokenizer, pure=False)
+    return list(dask.compute(*[dask.delayed(fn, pure=False)(shipped, task) for task in tasks]))
+
+
+def encode_files(
+    paths: Any,
+    tokenizer: Any,
+    output_dir: Any,
+    *,
+    dtype: str = "uint32",
+    eot: Any = None,
+    client: Any = None,
+    n_tasks: Optional[int] = None,
+    allowed_special: Any = frozenset(),
+    disallowed_special: Any = "all",
+    errors: str = "strict",
+    megatron: bool = False,
+    block_chars: Optional[int] = None,
+) -> dict:
+    """Encode files (paths, URLs, globs) on the cluster into ``output_dir``: one flat id file per
+    task (``part-NNNNN.bin``, names in input order) and, written last, the manifest
+    ``index.json`` (documents' offsets and sizes, the tokenizer's fingerprint, dtype, counts);
+    with ``megatron``, a Megatron-LM ``.idx`` beside each part. The parts concatenated in name
+    order are :func:`cybpe.encode_files`' output for the same arguments, token for token. A
+    call run again after a failure redoes only the parts that are missing or differ. Returns
+    the manifest. The format: :mod:`cybpe.io.token_shards`."""
+    from cybpe._encode_files import BLOCK_CHARS, eot_id, output_dtype
+    from cybpe._tokenizer import Tokenizer
+    from cybpe.errors import ParameterTypeError
+    from cybpe.io import token_shards
+
+    if not isinstance(tokenizer, Tokenizer):
+        raise ParameterTypeError(f"encode_files() takes a cybpe.Tokenizer, not {type(tokenizer).__name__}")
+    if isinstance(paths, (str, os.PathLike)):
+        paths = [paths]
+    output_dtype(tokenizer, dtype)
+    end_id = eot_id(tokenizer, eot)
+    folder = os.fspath(output_dir)
+    os.makedirs(folder, exist_ok=True)
+    sources = token_shards.sources_of(paths)
+    n = n_tasks or SHARDS_PER_WORKER * _n_threads(client)
+    tasks = token_shards.plan(tokenizer, sources, n, folder, dtype=dtype, eot=end_id,
+                              allowed_special=allowed_special, disallowed_special=disallowed_special,
+                              errors=errors, megatron=bool(megatron), block_chars=block_chars or BLOCK_CHARS)
+    records = _run_tasks(token_shards.encode_task, tokenizer, tasks, client)
+    return token_shards.finish(tokenizer, folder, tasks, records, sources, dtype=dtype, eot=end_id)
+
+
+def encode_parquet(
+    paths: Any,
+    tokenizer: Any,
+    output_dir: Any,
+    *,
+    column: str = "text",
+    ids_column: str = "ids",
+    dtype: str = "uint32",
+    client: Any = None,
+    errors: str = "strict",
+    batch_rows: int = 8192,
+) -> dict:
+    """Encode the ``column`` of Parquet files on the cluster (one task per file) into
+    ``output_dir``: ``part-NNNNN.parquet`` (input order) with every source column kept and an
+    ``ids_column`` list column (:meth:`cybpe.Tokenizer.encode_arrow`: ordinary text, nulls
+    stay null), then the manifest ``index.json``. Returns the manifest."""
+    from cybpe._tokenizer import Tokenizer
+    from cybpe.encode.arrow import id_dtype
+    from cybpe.errors import ParameterTypeError
+    from cybpe.io import token_shards
+
+    if not isinstance(tokenizer, Tokenizer):
+        raise ParameterTypeError(f"encode_parquet() takes a cybpe.Tokenizer, not {type(tokenizer).__name__}")
+    if isinstance(paths, (str, os.PathLike)):
+        paths = [paths]
+    id_dtype(tokenizer, dtype)
+    folder = os.fspath(output_dir)
+    os.makedirs(folder, exist_ok=True)
+    sources = token_shards.sources_of(paths)
+    tasks = token_shards.parquet_tasks(tokenizer, sources, folder, column=column, ids_column=ids_column,
+                                       dtype=dtype, errors=errors, batch_rows=batch_rows)
+    records = _run_tasks(token_shards.parquet_task, tokenizer, tasks, client)
+    return token_shards.finish_parquet(tokenizer, folder, tasks, records, column=column,
+                                       ids_column=ids_column, dtype=dtype)
 
 
 def _sizeof_counts(counts: ChunkCounts) -> int:

@@ -30,3 +30,13 @@ def encode_scanned_spans(
 def encode_texts_flat(
     encoder: RankEncoder, scanner: BaseScanner, texts: list[str], limit: int = -1, offsets: bool = False
 ) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.int64], npt.NDArray[np.int64] | None]: ...
+def encode_utf8_rows(
+    encoder: RankEncoder,
+    scanner: BaseScanner,
+    data: bytes | bytearray | memoryview | npt.NDArray[np.uint8],
+    row_offsets: npt.NDArray[np.int64],
+    valid: npt.NDArray[np.uint8] | None = None,
+    offsets: bool = False,
+    count_only: bool = False,
+) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.int64], npt.NDArray[np.int64] | None, list[tuple[int, int]]]:
+    """Rows of one UTF-8 buffer (an Arrow string array's data and offsets) in one GIL-free pass."""

@@ -27,6 +27,7 @@ from cybpe.encode.encoder cimport RankEncoder, ids_array
 from cybpe.pretokenize.scanner_api cimport BaseScanner, SCAN_GAVE_UP
 from cybpe._c.types cimport IdBuffer
 from cybpe._c.utf8_texts cimport Utf8Texts, str_utf8
+from cybpe._c.utf8 cimport INVALID_CP, decode_cp
 
 import numpy as np
 
@@ -332,4 +333,117 @@ def encode_texts_flat(RankEncoder encoder, BaseScanner scanner not None, list te
     finally:
         free(ends)
         free(spans)
+        free(buf.data)
+
+
+# -- rows of one UTF-8 buffer (Arrow string arrays) ----------------------------------------------
+# The same scan + encode as encode_texts_flat, over rows given as byte offsets into one buffer
+# (an Arrow StringArray's data and offsets) instead of a list of str: no Python object per row.
+
+cdef Py_ssize_t first_invalid_utf8(const uint8_t* s, Py_ssize_t n) noexcept nogil:
+    """The byte offset of the first byte of s[0:n] that is not part of well-formed UTF-8 (what
+    ``bytes.decode("utf-8")`` rejects: stray continuation bytes, overlong, truncated or
+    surrogate sequences, values past U+10FFFF), or -1 when all of it is valid."""
+    cdef Py_ssize_t p = 0, q
+    cdef uint32_t cp
+    while p < n:
+        if s[p] < 0x80:
+            p += 1
+            continue
+        cp = decode_cp(s, n, p, &q)
+        if cp == INVALID_CP or 0xD800 <= cp <= 0xDFFF:
+            return p
+        p = q
+    return -1
+
+
+def encode_utf8_rows(RankEncoder encoder, BaseScanner scanner not None, const uint8_t[::1] data,
+                     const int64_t[::1] row_offsets, const uint8_t[::1] valid=None,
+                     bint offsets=False, bint count_only=False):
+    """Rows ``data[row_offsets[j]:row_offsets[j+1]]`` (j < len(row_offsets) - 1) split by
+    ``scanner`` and encoded, in one GIL-free pass, as flat arrays.
+
+    Returns ``(ids, row_ends, spans, skipped)``: row j's ids are ``ids[row_ends[j-1]:row_ends[j]]``
+    (uint32; row_ends int64, row_ends[-1] = 0), ``spans`` their character offsets into the row
+    ((n, 2) int64; None unless ``offsets``), ``skipped`` a list of ``(row, byte)`` for the rows
+    that got no ids here: a row that is not valid UTF-8 (``byte`` = the offset of its first bad
+    byte in the row) or one the scanner gave up on (``byte`` = -1). The caller encodes those
+    its own way. Rows with ``valid[j] == 0`` (Arrow nulls) are skipped silently: no ids.
+    With ``count_only`` no ids are kept: ``ids`` is empty and ``row_ends`` still counts them."""
+    cdef Py_ssize_t rows = row_offsets.shape[0] - 1
+    if rows < 0:
+        raise ValueError("row_offsets needs at least one entry")
+    if valid is not None and valid.shape[0] < rows:
+        raise ValueError("valid has fewer entries than there are rows")
+    cdef Py_ssize_t j, pieces = 0, capacity = 0, first, bad, length, counted = 0
+    cdef int64_t start, stop
+    cdef int rc = 0
+    cdef int64_t size = data.shape[0]
+    for j in range(rows):  # checked with the GIL (cheap): the loop below trusts them
+        if row_offsets[j] < 0 or row_offsets[j + 1] < row_offsets[j] or row_offsets[j + 1] > size:
+            raise ValueError(f"row {j}: offsets {row_offsets[j]}..{row_offsets[j + 1]} are not "
+                             f"inside the {size}-byte buffer")
+    cdef const uint8_t* base = &data[0] if size > 0 else NULL
+    cdef const uint8_t* checked = NULL if valid is None or rows == 0 else &valid[0]
+    row_ends = np.zeros(rows, dtype=np.int64)
+    cdef int64_t[::1] ends_out = row_ends
+    cdef int64_t* ends = NULL
+    cdef int64_t* spans = NULL
+    cdef int64_t* grown
+    cdef Py_ssize_t span_capacity = 0
+    cdef int64_t* skipped = <int64_t*>malloc((2 * rows + 1) * sizeof(int64_t))
+    cdef Py_ssize_t n_skipped = 0
+    cdef IdBuffer buf
+    buf.data = NULL
+    buf.size = buf.capacity = 0
+    if skipped == NULL:
+        raise MemoryError()
+    try:
+        with nogil:
+            for j in range(rows):
+                first = buf.size
+                start = row_offsets[j]
+                stop = row_offsets[j + 1]
+                length = stop - start
+                if length and (checked == NULL or checked[j]):
+                    bad = first_invalid_utf8(base + start, length)
+                    if bad >= 0:
+                        skipped[2 * n_skipped] = j
+                        skipped[2 * n_skipped + 1] = bad
+                        n_skipped += 1
+                    else:
+                        pieces = scanner.scan_all(base + start, length, &ends, &capacity)
+                        if pieces == SCAN_GAVE_UP:
+                            skipped[2 * n_skipped] = j
+                            skipped[2 * n_skipped + 1] = -1
+                            n_skipped += 1
+                        elif pieces < 0:
+                            rc = -1
+                            break
+                        else:
+                            rc = encoder.encode_pieces_into(base + start, ends, pieces, &buf)
+                            if rc != 0:
+                                break
+                            if count_only:
+                                counted += buf.size - first
+                                buf.size = first
+                            elif offsets and buf.size > first:
+                                if 2 * buf.size > span_capacity:
+                                    span_capacity = 4 * buf.size
+                                    grown = <int64_t*>realloc(spans, span_capacity * sizeof(int64_t))
+                                    if grown == NULL:
+                                        rc = -1
+                                        break
+                                    spans = grown
+                                char_spans(encoder.tables.token_offsets, base + start, buf.data + first,
+                                           buf.size - first, spans + 2 * first)
+                ends_out[j] = buf.size + counted
+        if rc != 0:
+            raise MemoryError()
+        out_skipped = [(skipped[2 * j], skipped[2 * j + 1]) for j in range(n_skipped)]
+        return ids_array(&buf), row_ends, (spans_array(spans, buf.size) if offsets else None), out_skipped
+    finally:
+        free(ends)
+        free(spans)
+        free(skipped)
         free(buf.data)

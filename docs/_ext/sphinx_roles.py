@@ -13,7 +13,7 @@ import griffe
 # The objects the API reference pages render (docs/api/*.md), and their members.
 DOCUMENTED_PREFIXES = (
     "cybpe.Tokenizer", "cybpe.StreamDecoder", "cybpe.Vocab", "cybpe.ChunkCounts", "cybpe.ParallelSet",
-    "cybpe.Shard", "cybpe.PreTokenizer", "cybpe.errors.", "cybpe.dask.", "cybpe.hookspecs",
+    "cybpe.Shard", "cybpe.PreTokenizer", "cybpe.errors.", "cybpe.dask.", "cybpe.spark.", "cybpe.hookspecs",
     "cybpe.encodings.EncodingFile",
 )
 DOCUMENTED_FUNCTIONS = {
@@ -22,7 +22,7 @@ DOCUMENTED_FUNCTIONS = {
     "cybpe.pretokenizer_from_spec", "cybpe.register_plugin", "cybpe.unregister_plugin",
     "cybpe.set_regex_timeout", "cybpe.hookimpl", "cybpe.get_encoding", "cybpe.encoding_for_model",
     "cybpe.encoding_name_for_model", "cybpe.list_encoding_names", "cybpe.download",
-    "cybpe.bits_per_byte", "cybpe.errors", "cybpe.dask",
+    "cybpe.bits_per_byte", "cybpe.errors", "cybpe.dask", "cybpe.spark",
 }
 #: Short names used inside cybpe's docstrings, by the public name they mean.
 PUBLIC_BY_SHORT_NAME = {

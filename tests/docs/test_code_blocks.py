@@ -11,6 +11,8 @@ file in the clone's root and get what the page says.
   on ``PATH`` (the ``cybpe`` command of the cybpe under test).
 * A block right after ``<!-- needs: shared vocab -->`` loads the real vocabularies from
   ``$CYBPE_SHARED/vocab`` (as ``CYBPE_ENCODINGS_DIR``) and skips, saying why, without them.
+* A block right after ``<!-- needs: pyspark -->`` skips without pyspark and java (the main
+  suite); .ci/stage-spark.sh installs both and runs it.
 * A block right after ``<!-- not-run: REASON -->`` is not run; :data:`NOT_RUN` lists every such
   block (and the README's first ``sh`` block, which CI runs itself), and the test checks the
   list matches the pages and stays short.
@@ -166,6 +168,11 @@ def _env(block: Block) -> dict[str, str]:
     env.pop("CYBPE_ENCODINGS_DIR", None)
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     env["PYTHONSAFEPATH"] = "1"  # Python 3.11+: no working folder on sys.path (python -m, -c)
+    if block.marker and block.marker[0] == "needs" and block.marker[1] == "pyspark":
+        pytest.importorskip("pyspark", reason=f"{block.page}:{block.line} needs pyspark (.ci/stage-spark.sh runs it)")
+        if shutil.which("java") is None:
+            pytest.skip(f"{block.page}:{block.line} needs java for Spark")
+        return env
     if block.marker and block.marker[0] == "needs":
         shared = shared_path()
         if shared is None or not (shared / "vocab").is_dir():

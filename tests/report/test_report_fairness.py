@@ -163,3 +163,32 @@ def test_train_mb_in_the_cli_is_bytes(tmp_path):
     assert out.returncode == 0, out.stderr
     training = json.loads(out.stdout)["training"]
     assert 49_000 < training["bytes"] <= 50_000 and training["chars"] < training["bytes"] / 2
+
+
+def test_figures_vector_deduplicated_and_split_by_kind(small):
+    pytest.importorskip("matplotlib")
+    from cybpe.report import plots
+
+    _texts, tok, report = small
+    report = json.loads(json.dumps(report))
+    # the same vocabulary under a second name is drawn once, its legend naming both
+    for key in ("results", "summary"):
+        report[key]["copy"] = json.loads(json.dumps(report[key]["cl100k"]))
+    report["summary"]["copy"]["kind"] = "vocabulary"
+    report["variants"].append("copy")
+    assert plots.distinct_columns(report, ["cl100k", "copy"]) == [("cl100k", ["cl100k", "copy"])]
+    assert plots.legend_label(report, ["cl100k", "copy"]) == "cl100k = copy (600, trained here)"
+    plan = plots.figure_plan(report)
+    assert [p[0] for p in plan] == ["cost", "tokenizers", "pieces"]
+    figures = plots.figures(report)
+    for fig in figures:
+        assert fig["png"][:8] == b"\x89PNG\r\n\x1a\n" and fig["pdf"][:5] == b"%PDF-" and b"<svg" in fig["svg"][:2000]
+    # more distinct columns than one figure holds: one cost figure per group of kinds
+    for k in range(plots.MAX_COLUMNS):
+        name = f"v{k}"
+        report["variants"].append(name)
+        report["summary"][name] = dict(report["summary"]["cl100k"], kind="vocabulary" if k % 2 else "trained")
+        report["results"][name] = {lang: dict(row, tokens=row["tokens"] + k + 1)
+                                   for lang, row in report["results"]["cl100k"].items()}
+    titles = [title for figure, title, _ in plots.figure_plan(report) if figure == "cost"]
+    assert titles == ["tokenizers trained with cybpe", "published vocabularies and files"]

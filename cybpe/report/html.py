@@ -15,9 +15,10 @@ import html
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
 from cybpe.io.atomic import atomic_write_bytes
+from cybpe.report.explore import SCRIPT
 from cybpe.report.metrics import DEFINITIONS, LITERATURE
 from cybpe.report.variants import (FLAG_MARKS, available_metrics, baseline_table, column_label,
                                    language_cell, language_order, metric_table, render, training_mix_table)
@@ -31,6 +32,17 @@ th { background: #f3f3f3; } figure { margin: 1.2em 0 2em; } figure img { max-wid
 figcaption { font-size: 13px; color: #444; max-width: 800px; }
 .warn { background: #fff4d6; border-left: 4px solid #e0a800; padding: .4em .8em; }
 code, pre { font-size: 12.5px; background: #f6f6f6; } pre { padding: .6em; overflow-x: auto; white-space: pre-wrap; }
+th.sort { cursor: pointer; } th[data-dir=asc]::after { content: " \\25B2"; } th[data-dir=desc]::after { content: " \\25BC"; }
+#explore fieldset { border: 1px solid #ccc; margin: .4em 0; font-size: 13px; }
+#explore label { display: inline-block; margin: 0 .7em .2em 0; white-space: nowrap; }
+#explore .group { margin: .15em 0; } #explore .group b { display: inline-block; min-width: 9em; }
+#explore button { font-size: 11px; margin-right: .4em; } #explore-status { color: #555; font-size: 13px; }
+#explore-chart svg { max-width: 100%; height: auto; } .legend { font-size: 12px; }
+table.tokens th { text-align: left; white-space: nowrap; font-weight: normal; }
+.tok { border: 1px solid #888; border-radius: 2px; padding: 0 1px; margin: 0 1px 2px 0; display: inline-block;
+       white-space: pre; line-height: 1.5; } .t0 { background: #dbeafe; } .t1 { background: #fde8c8; }
+.partial { font-family: monospace; font-size: 11px; color: #a00; background: #fff; border: 1px dashed #a00; padding: 0 1px; }
+p.source { font-size: 15px; }
 """
 
 
@@ -102,7 +114,7 @@ def _html_table(text_table: str) -> str:
     head = "".join(f"<th>{html.escape(c.strip())}</th>" for c in header)
     body = "".join("<tr>" + "".join(f"<td{' class=n' if i and _numeric(c) else ''}>{html.escape(c.strip())}</td>"
                                     for i, c in enumerate(r)) + "</tr>" for r in rows)
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    return f"<table class=sortable><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
 def _cost_cell(row: dict[str, Any], metric: str, digits: int = 2) -> str:
@@ -123,7 +135,7 @@ def _ci_table(report: dict[str, Any], metric: str, columns: list[str]) -> str:
     for lang in language_order(report, columns):
         cells = "".join(f"<td class=n>{esc(_cost_cell(report['results'][c][lang], metric))}</td>" for c in columns)
         body.append(f"<tr><td>{esc(lang)}</td><td>{esc(language_cell(report, lang))}</td>{cells}</tr>")
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+    return f"<table class=sortable><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
 
 
 def _glossary(report: dict[str, Any]) -> str:
@@ -152,6 +164,81 @@ def _glossary(report: dict[str, Any]) -> str:
         "<li>Intervals: 95% bootstrap over documents (resampled together in every language).</li></ul>")
 
 
+def explore_data(report: dict[str, Any]) -> Optional[dict[str, Any]]:
+    """What the page's script needs: languages (script order), token columns with their token
+    counts and training flags, the sample sentences; None without token columns or parallel texts."""
+    from cybpe.report import languages as langs
+
+    columns = [c for c in report["variants"] if report["summary"][c]["n_vocab"] is not None]
+    if not columns or not report["parallel"]:
+        return None
+    order = language_order(report, columns)
+    return {
+        "reference": report["reference"],
+        "languages": [{"code": l, "name": report["texts"][l].get("name", l), "group": report["texts"][l].get("group", "other"),
+                       "rank": langs.group_rank(l), "words": report["texts"][l].get("own_words", report["texts"][l]["words"])}
+                      for l in order],
+        "columns": [{"name": c, "label": column_label(report, c, long=True), "kind": report["summary"][c]["kind"],
+                     "tokens": {l: report["results"][c][l]["tokens"] for l in order},
+                     "flags": {l: report["results"][c][l].get("training_flag") for l in order
+                               if report["results"][c][l].get("training_flag")}}
+                    for c in columns],
+        "samples": report.get("samples"),
+    }
+
+
+def explore_section(report: dict[str, Any]) -> str:
+    """The interactive part: choosers, a table and a chart recomputed for them, a sentence's
+    tokens per tokenizer; empty without :func:`explore_data`."""
+    from cybpe.report import languages as langs
+
+    data = explore_data(report)
+    if data is None:
+        return ""
+    esc = html.escape
+    ref = report["reference"]
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for l in data["languages"]:
+        groups.setdefault(l["group"], []).append(l)
+    parts = ["<section id=explore><h2>Explore</h2><p>Choose the languages, the tokenizers and the reference "
+             "language: the table (sortable: click a header), the chart and the sentence view follow. The "
+             "reference's own cost is the denominator of every cost here (tokens per reference-word "
+             "equivalent, its whitespace words); † no and * little training text.</p>",
+             "<fieldset><legend>languages</legend>"]
+    for group, members in groups.items():
+        parts.append(f"<div class=group><b>{esc(group)}</b> <button type=button data-group=\"{esc(group)}\">"
+                     "all/none</button>")
+        parts += [f"<label><input type=checkbox name=lang value=\"{esc(l['code'])}\" data-group=\"{esc(group)}\" "
+                  f"checked> {esc(l['name'])} ({esc(l['code'])})</label>" for l in members]
+        parts.append("</div>")
+    parts.append("</fieldset><fieldset><legend>tokenizers</legend>")
+    parts += [f"<label><input type=checkbox name=col value=\"{esc(c['name'])}\" checked> {esc(c['label'])}</label>"
+              for c in data["columns"]]
+    parts.append("</fieldset><fieldset><legend>reference language</legend><select id=ref>")
+    parts += [f"<option value=\"{esc(l['code'])}\"{' selected' if l['code'] == ref else ''}>{esc(l['name'])} "
+              f"({esc(l['code'])})</option>" for l in data["languages"]]
+    parts.append("</select> <span id=explore-status></span></fieldset>"
+                 "<table id=explore-table class=explore></table><div id=explore-chart></div>"
+                 "<h3>One sentence, tokenized</h3>")
+    samples = data["samples"]
+    if samples:
+        first_other = next((l["code"] for l in data["languages"] if l["code"] != ref), ref)
+        parts.append("<p>Token boundaries are boxes (alternating colours; · is a space, ↵ a line break); the "
+                     "bytes of a character that a boundary cuts are shown in hex, dashed.</p>"
+                     "<label>sentence <select id=sentence>")
+        parts += [f"<option value={k}>line {line + 1}: {esc(samples['text'][ref][k][:70])}</option>"
+                  for k, line in enumerate(samples["lines"])]
+        parts.append("</select></label> <label>language <select id=sentence-lang>")
+        parts += [f"<option value=\"{esc(l['code'])}\"{' selected' if l['code'] == first_other else ''}>"
+                  f"{esc(l['name'])} ({esc(l['code'])})</option>" for l in data["languages"]]
+        parts.append("</select></label>")
+    parts.append("<div id=sentence-view></div>")
+    payload = json.dumps(data, ensure_ascii=False).replace("</", "<\\/")
+    parts.append(f"<script type=application/json id=explore-data>{payload}</script></section>")
+    del langs
+    return "".join(parts)
+
+
 def page(report: dict[str, Any], figures: list[dict[str, Any]]) -> str:
     """The HTML page; ``figures`` are ``{"title", "caption", "png"}`` dicts."""
     from cybpe.report.variants import summary_table
@@ -167,7 +254,10 @@ def page(report: dict[str, Any], figures: list[dict[str, Any]]) -> str:
         parts.append("<h2>Left out, and why</h2><ul>" + "".join(f"<li>{esc(n)}</li>" for n in report["notes"])
                      + "</ul>")
     parts.append(_glossary(report))
-    parts.append("<h2>Figures</h2>")
+    explore = explore_section(report)
+    parts.append(explore)
+    parts.append("<h2>Figures</h2><p>Each figure is also in this folder as SVG and PDF (vector) and as a "
+                 "300-dpi PNG.</p>")
     for fig in figures:
         data = base64.b64encode(fig["png"]).decode("ascii")
         parts.append(f"<figure><img alt=\"{esc(fig['title'])}\" src=\"data:image/png;base64,{data}\">"
@@ -192,7 +282,7 @@ def page(report: dict[str, Any], figures: list[dict[str, Any]]) -> str:
             continue
         parts.append(f"<h2>{esc(DEFINITIONS[metric][0].capitalize())}</h2><p>{esc(DEFINITIONS[metric][1])}.</p>"
                      + _html_table(metric_table(report, metric, markdown=True)))
-    parts.append("<h2>Texts</h2><table><thead><tr><th>lang</th><th>language</th><th>bytes</th><th>chars</th>"
+    parts.append("<h2>Texts</h2><table class=sortable><thead><tr><th>lang</th><th>language</th><th>bytes</th><th>chars</th>"
                  "<th>words</th><th>own words</th><th>documents</th><th>lines</th><th>sha256</th></tr></thead><tbody>")
     parts += [f"<tr><td>{esc(lang)}</td><td>{esc(language_cell(report, lang))}</td><td class=n>{t['bytes']}</td>"
               f"<td class=n>{t['chars']}</td><td class=n>{t['words']}</td><td class=n>{t.get('own_words', '')}</td>"
@@ -203,7 +293,8 @@ def page(report: dict[str, Any], figures: list[dict[str, Any]]) -> str:
     parts.append("</tbody></table><h2>Sources of the measures' names</h2><ul>")
     parts += [f"<li><b>{esc(name)}</b>: {esc(text)}</li>" for name, text in LITERATURE.items()]
     parts.append("</ul><p>Also in this folder: <code>report.json</code> (every number) and "
-                 "<code>report.md</code>.</p></body></html>")
+                 "<code>report.md</code>.</p>")
+    parts.append(f"<script>{SCRIPT}</script></body></html>")
     return "".join(parts)
 
 

@@ -175,6 +175,36 @@ def documents(text: str) -> list[str]:
     return text.split("\n\n")
 
 
+#: Sentences the page shows tokenized side by side.
+SAMPLE_SENTENCES = 12
+
+
+def sample_lines(texts: dict[str, str], reference: str, n: int = SAMPLE_SENTENCES) -> list[int]:
+    """Up to ``n`` line numbers, spread over the texts, whose line is non-empty in every language
+    and 40-200 characters long in the reference; ``[]`` unless the texts have equal line counts."""
+    lines = {lang: text.split("\n") for lang, text in texts.items()}
+    if reference not in lines or len({len(v) for v in lines.values()}) != 1:
+        return []
+    ref = lines[reference]
+    good = [i for i, line in enumerate(ref) if 40 <= len(line) <= 200
+            and all(v[i].strip() for v in lines.values())]
+    if len(good) <= n:
+        return good
+    return [good[round(k * (len(good) - 1) / (n - 1))] for k in range(n)]
+
+
+def sample_token_lengths(tok: Any, sentences: list[str]) -> Optional[list[str]]:
+    """Each sentence's tokens as their UTF-8 byte lengths, ``"3,1,4"``; None when the tokens do not
+    spell the sentence's own bytes (a normalizing tokenizer)."""
+    out = []
+    for sentence in sentences:
+        pieces = tok.decode_tokens_bytes(tok.encode_ordinary(sentence))
+        if b"".join(pieces) != sentence.encode("utf-8"):
+            return None
+        out.append(",".join(str(len(p)) for p in pieces))
+    return out
+
+
 def bootstrap_indices(n_docs: int, n: int = BOOTSTRAP, seed: int = BOOTSTRAP_SEED):
     """``n`` x ``n_docs`` resample weights: how often each document is drawn in each resample."""
     import numpy as np
@@ -367,6 +397,11 @@ def build_report(
         notes.append("no 95% intervals: the texts do not split into the same number (two or more) of "
                      "blank-line separated documents, so documents cannot be resampled together")
     mixes = dict(training_mixes or {})
+    lines = sample_lines(texts, reference) if is_parallel else []
+    samples: Optional[dict[str, Any]] = None
+    if lines:
+        samples = {"lines": lines, "text": {lang: [t.split("\n")[i] for i in lines] for lang, t in texts.items()},
+                   "tokens": {}}
     results: dict[str, dict[str, dict[str, Any]]] = {}
     summary: dict[str, dict[str, Any]] = {}
     sample = _sample(texts, speed_mb)
@@ -398,6 +433,9 @@ def build_report(
             rows[lang] = row
             step()
         summary_extra: dict[str, Any] = {}
+        if tok is not None and samples is not None:
+            lengths = {lang: sample_token_lengths(tok, samples["text"][lang]) for lang in texts}
+            samples["tokens"][name] = {lang: v for lang, v in lengths.items() if v is not None}
         if tok is not None and premium_ok and rows[reference]["tokens"]:
             for row in rows.values():
                 row["premium"] = row["tokens"] / rows[reference]["tokens"]
@@ -475,6 +513,7 @@ def build_report(
                          "sha256": hashlib.sha256(texts[lang].encode("utf-8")).hexdigest()}
                   for lang in texts},
         "baseline": baseline,
+        "samples": samples,
         "bootstrap": ({"resamples": BOOTSTRAP, "seed": BOOTSTRAP_SEED, "documents": min(n_docs),
                        "unit": "blank-line separated documents, resampled together in every language"}
                       if weights is not None else None),

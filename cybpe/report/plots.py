@@ -33,8 +33,8 @@ PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#0
 MARKERS = "os^Dv<>PXph*"
 DPI = 300
 FONT = 8
-#: Token columns drawn in one cost/premium figure; more are split by kind.
-MAX_COLUMNS = 8
+#: Token columns drawn in one cost/premium figure (the palette without its yellow); more are split by kind.
+MAX_COLUMNS = 7
 FORMATS = ("png", "svg", "pdf")
 #: Kept for ``--plot``: figures a report drew before (one metric per figure).
 FIGURE_METRICS = ("tokens_per_word", "premium", "pieces_per_word")
@@ -113,13 +113,14 @@ def _training_note(report: dict[str, Any]) -> str:
             f"of {training['corpus_name']}")
 
 
-def figure_title(report: dict[str, Any], figure: str, group: str) -> str:
+def figure_title(report: dict[str, Any], figure: str, group: str, columns: Optional[list[str]] = None) -> str:
     """The figure's title: what, for which columns, on which texts."""
     what = {"cost": "Cost per English-word equivalent and premium", "tokenizers": "Inequality, compression and speed",
             "pieces": "Pre-tokenization pieces per word"}.get(figure, DEFINITIONS.get(figure, (figure,))[0].capitalize())
     title = f"{what}: {group}"
     note = _training_note(report)
-    if note and figure in ("cost", "tokenizers") and any(report["summary"][c]["kind"] == "trained" for c in report["variants"]):
+    if note and figure in ("cost", "tokenizers") and any(report["summary"][c]["kind"] == "trained"
+                                                          for c in (columns or report["variants"])):
         title += f" ({note})"
     return title
 
@@ -346,7 +347,7 @@ def figures(report: dict[str, Any]) -> list[dict[str, Any]]:
     (the stem), "png", "svg", "pdf"}``."""
     out = []
     for n, (figure, group, columns) in enumerate(figure_plan(report), 1):
-        title = figure_title(report, figure, group)
+        title = figure_title(report, figure, group, columns)
         if figure == "cost":
             data = draw_cost(report, columns, title)
         elif figure == "tokenizers":

@@ -190,8 +190,6 @@ def explore_data(report: dict[str, Any]) -> Optional[dict[str, Any]]:
 def explore_section(report: dict[str, Any]) -> str:
     """The interactive part: choosers, a table and a chart recomputed for them, a sentence's
     tokens per tokenizer; empty without :func:`explore_data`."""
-    from cybpe.report import languages as langs
-
     data = explore_data(report)
     if data is None:
         return ""
@@ -235,7 +233,6 @@ def explore_section(report: dict[str, Any]) -> str:
     parts.append("<div id=sentence-view></div>")
     payload = json.dumps(data, ensure_ascii=False).replace("</", "<\\/")
     parts.append(f"<script type=application/json id=explore-data>{payload}</script></section>")
-    del langs
     return "".join(parts)
 
 

@@ -123,3 +123,18 @@ def test_train_parity_budget_builds_a_tokenizer():
     assert cybpe.train_parity_budget is train_parity_budget
     with pytest.raises(InvalidParameterError):
         train_parity_budget(corpus, 400, dev, protect="fr")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("options", [{"budget": 0.0}, {"budget": 0.0, "fallback": "protected"},
+                                     {"budget": 0.05, "window": 20, "alpha": 2.0, "tie_break": "huggingface"}])
+def test_ntrex_equals_reference(shared_dir, options):
+    langs = ["en", "my", "hi", "ja", "ta", "ar", "km", "ru"]
+    root = shared_dir / "corpora/eval/parallel-ntrex"
+    lines = {l: (root / f"{l}.txt").read_text(encoding="utf-8").splitlines() for l in langs}
+    train = [counted("\n".join(lines[l][100:140])) for l in langs]
+    dev = [counted("\n".join(lines[l][0:20])) for l in langs]
+    result, _ = assert_same(train, dev, 100, protect=0, **options)
+    assert len(result.merges) == 100
+    if options["budget"] == 0.0:  # English is kept at plain BPE's length: the budget merges happen
+        assert (-1 if options.get("fallback", "global") == "global" else 0) in result.chosen

@@ -89,6 +89,81 @@ def prune_sweep(root: Path, everything: list[str], held: dict[str, str], V: int,
               f"{row} {change} training text {100 * (on_train - train_tokens) / train_tokens:+.3f}%", flush=True)
 
 
+def budget_table(args, root: Path) -> None:
+    """The fairness comparison of issue 42: plain BPE, SuperBPE, parity-aware (classic, hybrid,
+    window) and budgeted parity on one language-balanced sample, measured on held-out NTREX."""
+    from cybpe.training.balance import balanced_sample
+
+    ntrex = sorted(p.stem for p in (root / "corpora/eval/parallel-ntrex").glob("*.txt"))
+    sample = balanced_sample(root / "corpora/train/mixed-train.txt.xz", args.balanced, languages=ntrex,
+                             max_repeat=args.max_repeat)
+    if args.dev_fill:
+        languages = ["en"] + [lang for lang in ntrex if lang != "en"]
+    else:
+        languages = ["en"] + [lang for lang in ntrex if sample.sampled.get(lang) and lang != "en"]
+    train = {lang: list(sample.texts[lang]) for lang in languages}
+    print(sample.table(), flush=True)
+    dev, held = ntrex_halves(root, languages)
+    filled = []
+    for lang in languages:  # languages with little text also train on their dev half (never on the measured half)
+        if args.dev_fill and sample.sampled.get(lang, 0) < args.dev_fill:
+            train[lang].append(dev[lang])
+            filled.append(lang)
+    if filled:
+        print(f"dev-fill: {', '.join(filled)}", flush=True)
+    everything = [t for lang in languages for t in train[lang]]
+    V, pre = args.vocab_size, args.pretokenizer
+    dev_set = lambda **kw: cybpe.ParallelSet({l: dev[l] for l in languages}, **kw)  # noqa: E731
+    variants = {
+        "plain BPE": lambda: cybpe.train(everything, V, pre),
+        f"SuperBPE (t={3 * V // 4})": lambda: cybpe.train(everything, V, pre, superword_from=3 * V // 4),
+        "parity-aware": lambda: cybpe.train(train, V, pre, parity=dev_set()),
+        f"parity-aware hybrid ({V // 2} global)": lambda: cybpe.train(train, V, pre, parity=dev_set(global_merges=V // 2)),
+        "parity-aware window (W=100, alpha=2)": lambda: cybpe.train(train, V, pre, parity=dev_set(window=100, alpha=2.0)),
+    }
+    for b in args.budget:
+        for fallback in args.fallback:
+            variants[f"parity budget {b:g}% ({fallback})"] = (
+                lambda b=b, fallback=fallback: cybpe.train_parity_budget(train, V, dev_set(), budget=b / 100,
+                                                                         fallback=fallback, pretokenizer=pre))
+            if args.budget_window:
+                variants[f"parity budget {b:g}% ({fallback}, window)"] = (
+                    lambda b=b, fallback=fallback: cybpe.train_parity_budget(
+                        train, V, dev_set(window=100, alpha=2.0), budget=b / 100, fallback=fallback, pretokenizer=pre))
+    if args.only:
+        variants = {k: v for k, v in variants.items() if k == "plain BPE" or any(s in k for s in args.only.split(","))}
+    en_words = len(held["en"].split())
+    results = {"languages": languages, "vocab_size": V, "pretokenizer": pre, "en_words_held_out": en_words,
+               "train_bytes": {l: sum(len(t.encode("utf-8")) for t in train[l]) for l in languages},
+               "dev_fill": filled, "available_bytes": sample.available, "per_language": args.balanced,
+               "max_repeat": args.max_repeat, "held_bytes": {l: len(held[l].encode("utf-8")) for l in languages},
+               "variants": {}}
+    out = Path(args.out)
+    if out.exists():
+        old = json.loads(out.read_text())
+        if old.get("vocab_size") == V and old.get("train_bytes") == results["train_bytes"]:
+            results["variants"] = old["variants"]
+    for name, make in variants.items():
+        if name in results["variants"]:
+            continue
+        started = time.perf_counter()
+        tok = make()
+        seconds = time.perf_counter() - started
+        row = measure(tok, held)
+        row["train_seconds"] = round(seconds, 1)
+        row["cost"] = {lang: n / en_words for lang, n in row["tokens"].items()}
+        row["report"] = {k: v for k, v in tok.metadata["training"].items() if k != "merge_counts"}
+        results["variants"][name] = row
+        plain = results["variants"].get("plain BPE")
+        change = ""
+        if plain:
+            change = (f"  gini {100 * (row['gini'] / plain['gini'] - 1):+.1f}%  en "
+                      f"{100 * (row['tokens']['en'] / plain['tokens']['en'] - 1):+.2f}%")
+        print(f"{name:34s} {seconds:7.1f}s  bytes/token {row['bytes_per_token']:.3f}  gini {row['gini']:.3f}  "
+              f"max premium {row['max_premium']:.2f}  en cost {row['cost']['en']:.3f}{change}", flush=True)
+        out.write_text(json.dumps(results, indent=1, ensure_ascii=False))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--per-language-bytes", type=int, default=300_000)
@@ -96,8 +171,21 @@ def main() -> None:
     parser.add_argument("--out", default="training-variants.json")
     parser.add_argument("--only", default="")
     parser.add_argument("--prune-sweep", default="", help="comma-separated k: pruning's length change only")
+    parser.add_argument("--balanced", type=int, default=0, metavar="BYTES",
+                        help="the fairness table: a balanced sample of BYTES per NTREX language (small ones "
+                             "up-sampled, --max-repeat), plain/SuperBPE/parity/budgeted parity")
+    parser.add_argument("--max-repeat", type=float, default=4.0)
+    parser.add_argument("--budget", type=float, nargs="*", default=[2.0], help="budgets in percent")
+    parser.add_argument("--fallback", nargs="*", default=["global", "protected"])
+    parser.add_argument("--pretokenizer", default="cl100k")
+    parser.add_argument("--dev-fill", type=int, default=0, metavar="BYTES",
+                        help="languages with less training text also train on their NTREX dev half")
+    parser.add_argument("--budget-window", action="store_true", help="also budgeted parity with the window")
     args = parser.parse_args()
     root = shared()
+    if args.balanced:
+        budget_table(args, root)
+        return
     ntrex = sorted(p.stem for p in (root / "corpora/eval/parallel-ntrex").glob("*.txt"))
     train = training_texts(root, ntrex, args.per_language_bytes)
     languages = ["en"] + [lang for lang in ntrex if lang in train and lang != "en"]

@@ -25,6 +25,7 @@ from cybpe.training.parity import ParallelSet as ParallelSet
 from cybpe.training.shards import Shard as Shard
 from cybpe.training.shards import shards as shards
 from cybpe._train import train as train
+from cybpe.training.parity_budget import train_parity_budget as train_parity_budget
 
 # vocabularies, tokenizers and their files
 from cybpe.formats.vocab import Vocab as Vocab
@@ -78,6 +79,7 @@ __all__ = [
     "StreamDecoder",
     "Tokenizer",
     "train",
+    "train_parity_budget",
     "transformers_patched",
     "unpatch_transformers",
     "unregister_plugin",

@@ -31,7 +31,13 @@ words: on parallel texts every language is divided by the whitespace words of th
   scripts without spaces (--words reference, the default when the reference is present);
   --words whitespace divides each text by its own whitespace words (spaced scripts only).
 tokens: --tokenizer FILE (repeatable) counts that vocabulary's tokens for the variant it uses;
-  --train-corpus FILE --vocab-size N trains one tokenizer per variant on the first --train-mb MB.
+  --train-corpus FILE --vocab-size N trains one tokenizer per variant on the first --train-mb MB
+  (10^6 UTF-8 bytes, cut after the last whole line); with a documents.tsv(.xz) index beside the
+  corpus (the shared training corpus has one) the report shows the bytes per language trained on
+  and flags the languages with none (†) or under 100 kB (*).
+columns: trained by this run, trained with cybpe (a -t file with cybpe's training metadata),
+  published vocabularies (--real-vocabularies) and other -t files are labelled apart, each with
+  its vocabulary size.
 parallel: texts of equal line count (line-aligned translations) are taken as parallel; say
   --parallel yes/no to decide. On texts that are not parallel each text is divided by its own
   words and there is no premium, with a warning.
@@ -58,7 +64,8 @@ def add_bench_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--parallel", choices=["auto", "yes", "no"], default="auto",
                    help="whether the texts are parallel (default auto: equal line counts)")
     p.add_argument("--train-corpus", default=None, metavar="FILE", help="train one tokenizer per variant on it (.xz ok)")
-    p.add_argument("--train-mb", type=float, default=5.0, help="megabytes of the training corpus to use (default 5)")
+    p.add_argument("--train-mb", type=float, default=5.0,
+                   help="MB (10^6 UTF-8 bytes) of the training corpus to use (default 5)")
     p.add_argument("--vocab-size", type=int, default=None, help="vocabulary size for --train-corpus")
     p.add_argument("--workers", type=int, default=None, help="processes counting the training corpus")
     p.add_argument("--reference", default="en", help="the reference language for premiums and words (default en)")
@@ -184,6 +191,9 @@ def run_bench(args) -> int:
     vocabularies = _vocabularies(args)
 
     applied = {}
+    kinds: dict = {}
+    mixes: dict = {}
+    published = {label for label, _ in REAL_VOCABULARIES} if args.real_vocabularies else set()
     info: dict = {"text_files": {lang: str(p) for lang, p in paths.items()},
                   "text_set": ", ".join(sorted({str(p.parent) for p in paths.values()})),
                   "command_line": shlex.join(["cybpe", *getattr(args, "argv", sys.argv[1:])]),
@@ -194,8 +204,11 @@ def run_bench(args) -> int:
         tok = load_tokenizer(str(path))
         tok.name = label
         applied[label] = tok
+        metadata = getattr(tok, "metadata", None) or {}
+        kinds[label] = ("vocabulary" if label in published else "own" if "training" in metadata else "file")
+        mixes[label] = metadata.get("training_mix")
         info["vocabularies"][label] = {"file": str(path), "sha256": _sha256(path), "n_vocab": tok.n_vocab,
-                                       "pretokenizer": tok.pretokenizer.name}
+                                       "pretokenizer": tok.pretokenizer.name, "kind": kinds[label]}
     info["reproduce"] = reproduce_command(args, paths, variants, vocabularies)
     columns = variants + list(applied)
 
@@ -213,9 +226,13 @@ def run_bench(args) -> int:
                 tok.name = f"{name}-{args.vocab_size}"
             tokenizers.update(trained)
             data = corpus.encode("utf-8")
+            mix = report_mod.training_mix(Path(args.train_corpus), len(data))
             info["training"] = {"corpus": str(args.train_corpus), "corpus_name": Path(args.train_corpus).name,
                                 "chars": len(corpus), "bytes": len(data), "train_mb": args.train_mb,
-                                "sha256": hashlib.sha256(data).hexdigest(), "vocab_size": args.vocab_size}
+                                "sha256": hashlib.sha256(data).hexdigest(), "vocab_size": args.vocab_size,
+                                "languages": mix}
+            for name in trained:
+                mixes[name] = mix
             if args.save_tokenizers:
                 folder = Path(args.save_tokenizers)
                 folder.mkdir(parents=True, exist_ok=True)
@@ -230,7 +247,7 @@ def run_bench(args) -> int:
             info["parallel_reason"] = f"declared (--parallel {args.parallel})"
         report = report_mod.build_report(texts, columns, tokenizers, reference=args.reference,
                                          word_basis=args.words, parallel=parallel,
-                                         kinds={label: "vocabulary" for label in applied},
+                                         kinds=kinds, training_mixes=mixes,
                                          train_seconds=train_seconds, speed_mb=args.speed_mb,
                                          step=step, info=info)
     if not args.variants:  # the default set: say which registered pre-tokenizers it left out

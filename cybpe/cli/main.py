@@ -119,7 +119,12 @@ def cmd_train(args) -> int:
     params = _parse_params(args.param)
     _check_output_folder(args.output)
     corpus: Any
-    if args.counts:
+    sample = None
+    if args.balanced is not None:
+        corpus, sample = _balanced_corpus(args)
+    elif args.index or args.max_repeat is not None or args.languages:
+        raise CliError("--index, --max-repeat and --languages go with --balanced")
+    elif args.counts:
         from cybpe.training.counts import ChunkCounts
 
         if args.inputs:
@@ -138,7 +143,12 @@ def cmd_train(args) -> int:
                 corpus.append(p)
     tok = train(corpus, args.vocab_size, args.pretokenizer, args.special, min_frequency=args.min_frequency,
                 workers=args.workers, pretokenizer_params=params, progress=show_progress(args),
-                errors=args.errors)
+                errors=args.errors, superword_from=args.superword_from)
+    if sample is not None:
+        tok.metadata["training_mix"] = sample.mix()
+        tok.metadata["training"]["balanced"] = {
+            "corpus": args.inputs[0], "per_language_bytes": sample.per_language, "max_repeat": sample.max_repeat,
+            "available_bytes": sample.available, "taken_bytes": sample.unique, "sampled_bytes": sample.sampled}
     tok.save(args.output)
     report = tok.metadata["training"]
     if args.json:
@@ -150,6 +160,32 @@ def cmd_train(args) -> int:
               f"stop={report['stop_reason']}, counting {report['counting_seconds']} s, "
               f"merging {report['merging_seconds']} s", file=sys.stderr)
     return 0
+
+
+def _balanced_corpus(args) -> tuple[list[str], Any]:
+    """``--balanced MB``: the language-balanced sample of the one corpus file (its documents.tsv
+    index beside it, or --index), its table of bytes per language on stderr."""
+    from cybpe.training.balance import balanced_sample
+
+    if args.counts:
+        raise CliError("--balanced samples a corpus file; it does not go with --counts")
+    if len(args.inputs) != 1 or args.inputs[0] == "-" or not Path(args.inputs[0]).is_file():
+        raise CliError("--balanced takes one corpus file (with a documents.tsv index beside it, or --index)")
+    if not args.balanced > 0:
+        raise CliError(f"--balanced must be a number of MB > 0, not {args.balanced}")
+    if args.index and not Path(args.index).is_file():
+        raise _not_a_file(args.index)
+    languages = [l.strip() for l in args.languages.split(",") if l.strip()] if args.languages else None
+    sample = balanced_sample(Path(args.inputs[0]), int(args.balanced * 1_000_000),
+                             index=Path(args.index) if args.index else None, languages=languages,
+                             max_repeat=4.0 if args.max_repeat is None else args.max_repeat)
+    if not args.quiet and not args.json:
+        print(f"balanced sample of {args.inputs[0]} ({args.balanced:g} MB per language, small languages "
+              f"repeated up to {sample.max_repeat:g}x):\n{sample.table()}", file=sys.stderr)
+    corpus = [text for texts in sample.texts.values() for text in texts]
+    if not corpus:
+        raise CliError("the balanced sample is empty: no document of the chosen languages in the index")
+    return corpus, sample
 
 
 def _special_args(args) -> dict[str, Any]:
@@ -428,6 +464,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--min-frequency", type=int, default=0, help="stop when the best pair is rarer")
     p.add_argument("--workers", type=int, default=None, help="processes counting the corpus")
     p.add_argument("-o", "--output", required=True, help="where to write the tokenizer (.json)")
+    p.add_argument("--superword-from", type=int, default=None, metavar="N",
+                   help="SuperBPE: after N tokens, merge across words too (e.g. 3/4 of --vocab-size)")
+    p.add_argument("--balanced", type=float, default=None, metavar="MB",
+                   help="train on a language-balanced sample of the one corpus file: MB (10^6 bytes) of "
+                        "whole documents per language, languages with less repeated up to --max-repeat "
+                        "times; needs the corpus's documents.tsv(.xz) index (offset, bytes, lang)")
+    p.add_argument("--max-repeat", type=float, default=None, metavar="X",
+                   help="with --balanced: the most a small language's text is repeated (default 4)")
+    p.add_argument("--index", default=None, metavar="FILE", help="with --balanced: the document index")
+    p.add_argument("--languages", default=None, help="with --balanced: comma-separated languages to keep")
     _add_errors(p)
     p.add_argument("--json", action="store_true", help="print the summary as one JSON object on stdout")
     p.add_argument("--progress", action="store_true", help="progress bars even when stderr is not a terminal")

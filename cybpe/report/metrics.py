@@ -49,19 +49,45 @@ DEFINITIONS: dict[str, tuple[str, str]] = {
     "pieces_per_word": ("pieces per word", "pre-tokenization pieces / words; BPE never merges across "
                         "pieces, so this is a floor under tokens per word whatever the vocabulary"),
     "bytes_per_piece": ("bytes per piece", "UTF-8 bytes of the text / pre-tokenization pieces"),
-    "tokens_per_word": ("tokens per word (fertility)", "tokens / words of the same text"),
-    "chars_per_token": ("chars per token", "code points of the text / tokens (higher = more text per token)"),
+    "tokens_per_word": ("cost (tokens per word)", "tokens / words; on parallel texts the words are the "
+                        "reference (English) text's, the same number for every language: tokens per "
+                        "English-word equivalent, the absolute cost, comparable across scripts"),
+    "fertility": ("fertility", "tokens / whitespace words of the language's own text (Rust et al. 2021); "
+                  "only for languages that separate words with spaces"),
+    "chars_per_token": ("chars per token", "code points of the text / tokens; compare tokenizers on one "
+                        "language, not languages: a character is a different amount of text in each script"),
     "bytes_per_token": ("bytes per token", "UTF-8 bytes of the text / tokens; comparable within a language"),
     "premium": ("premium", "tokens of a language / tokens of the reference language on the same "
-                "parallel text; 1 = costs what the reference costs; parallel texts only"),
-    "gini": ("Gini (tokens)", "Gini coefficient of tokens per word across the languages, per variant: "
-             "mean absolute difference of all pairs / (2 x mean); 0 = every language costs the same"),
+                "parallel text (Petrov et al. 2023, the tokenization premium); 1 = costs what the "
+                "reference costs with the same tokenizer, so it hides what the reference itself costs"),
+    "byte_premium": ("byte premium", "UTF-8 bytes of a language / UTF-8 bytes of the reference on the same "
+                     "parallel text: the premium of a tokenizer that emits one token per byte (the baseline)"),
+    "char_premium": ("char premium", "code points of a language / code points of the reference on the "
+                     "same parallel text"),
+    "mean_cost": ("mean cost", "the mean of the languages' costs (tokens per English-word equivalent)"),
+    "mean_premium": ("mean premium", "the mean premium over the languages other than the reference"),
+    "worst_premium": ("worst premium", "the largest premium, and its language"),
+    "gini": ("Gini (tokens)", "Gini coefficient of the languages' costs, per tokenizer: mean absolute "
+             "difference of all pairs / (2 x mean); 0 = every language costs the same. It measures "
+             "relative spread only: a tokenizer cheaper in every language can have the higher Gini, so "
+             "read it with the mean cost and the worst premium"),
+    "cv": ("CV", "coefficient of variation of the languages' costs: standard deviation / mean (a second "
+           "relative inequality measure, more sensitive to the worst-off languages than the Gini)"),
     "gini_pieces": ("Gini (pieces)", "the same Gini over pieces per word"),
     "encode_mb_s": ("encode MB/s", "MB of UTF-8 text per second through Tokenizer.encode_ordinary (the "
                     "compiled path: one GIL-free split + encode pass), on the throughput sample"),
     "train_seconds": ("training s", "wall-clock seconds to train the variant's tokenizer on the training corpus"),
     "regex_mb_s": ("split MB/s regex", "MB/s of PreTokenizer.split with the regex module"),
     "compiled_mb_s": ("split MB/s compiled", "MB/s of the compiled scanner's split on UTF-8 bytes"),
+}
+
+#: Where the measures' names come from, for the report's glossary.
+LITERATURE = {
+    "premium": "Petrov, La Malfa, Torr, Bibi (2023), Language Model Tokenizers Introduce Unfairness "
+               "Between Languages (NeurIPS 2023; arXiv 2305.15425)",
+    "fertility": "Rust, Pfeiffer, Vulić, Ruder, Gurevych (2021), How Good is Your Tokenizer? On the "
+                 "Monolingual Performance of Multilingual Language Models (ACL 2021)",
+    "gini": "as in parity-aware BPE (arXiv 2508.04796), over per-language token costs",
 }
 
 

@@ -222,11 +222,18 @@ def merge_word(word: list[int], left: int, right: int, new_id: int) -> list[int]
 def train_parity_merges(train: Sequence[Counts], dev: Sequence[Counts], n_new_tokens: int, *,
                         tie_break: str = "ids", min_frequency: int = 0, global_merges: int = 0,
                         max_token_length: Optional[int] = None, veto: Optional[Veto] = None,
-                        window: Optional[int] = None, alpha: float = 2.0) -> ParityMergeResult:
+                        window: Optional[int] = None, alpha: float = 2.0,
+                        budget_language: Optional[int] = None, budget_limits: Optional[Sequence[int]] = None,
+                        budget_summed: bool = True) -> ParityMergeResult:
     """Learn parity-aware merges (module docstring) with the compiled loop. ``train[l]``/``dev[l]``:
     language ``l``'s ``(chunks, weights)``; ``tie_break``: ``"ids"`` or ``"huggingface"``, as
     ``train()``. Same result as ``cybpe.reference.parity.reference_parity_merges`` with
-    ``tie_key=tie_key_for(tie_break)``."""
+    ``tie_key=tie_key_for(tie_break)``.
+
+    ``budget_language``/``budget_limits``: the cost budget of :mod:`cybpe.training.parity_budget`
+    (after ``k`` merges, while that language's dev length is above ``budget_limits[k]``, the last
+    limit for later ``k``, the merge is the summed counts' best pair, or with ``budget_summed``
+    false that language's own best pair)."""
     check_parity_inputs(train, dev, n_new_tokens, min_frequency, global_merges)
     if tie_break not in TIE_BREAKS:
         raise InvalidParameterError(f"tie_break must be 'ids' or 'huggingface', not {describe(tie_break)}")
@@ -239,6 +246,10 @@ def train_parity_merges(train: Sequence[Counts], dev: Sequence[Counts], n_new_to
     chunks, csr, dev_len = _unique_chunks(train, dev)
     byte_order = huggingface_byte_order() if tie_break == "huggingface" else list(range(256))
     trainer = _ParityTrainer()
+    if budget_language is not None:
+        if not 0 <= budget_language < len(train) or not budget_limits:
+            raise InvalidParameterError("budget_language must index a language and budget_limits be non-empty")
+        trainer.set_budget(budget_language, np.asarray(budget_limits, dtype=np.int64), bool(budget_summed))
     trainer.load(chunks, *csr, dev_len, byte_order, n_new_tokens, min_frequency,
                  min(global_merges, _INT64_MAX), limit, veto, window or 0, alpha)
     trainer.run()

@@ -125,6 +125,11 @@ cdef struct Parity:
     int32_t* recent        # ring buffer of the last ``window`` languages chosen
     int64_t n_recent       # choices appended so far
     int32_t* recent_count  # per language: its choices inside the window
+    bint budget_on         # the cost budget (cybpe.training.parity_budget): while the
+    int32_t budget_lang    #   protected language's dev length exceeds budget_limit[step] (the
+    count_t* budget_limit  #   last entry past the end), the merge comes from budget_table (the
+    int64_t n_budget       #   summed counts, or the protected language's) instead of the
+    int32_t budget_table   #   parity choice
     int64_t n_sites        # statistics: merge sites applied, stale occurrences skipped,
     int64_t n_stale        #   veto / length refusals
     int64_t n_refused
@@ -393,14 +398,25 @@ cdef inline bint asked_before(const Parity* t, int32_t x, int32_t y) noexcept no
     return x < y
 
 
-cdef int choose(Parity* t, uint64_t* key, count_t* count, int32_t* lang) noexcept nogil:
+cdef inline bint over_budget(const Parity* t) noexcept nogil:
+    if not t.budget_on:
+        return False
+    return t.dev_len[t.budget_lang] > t.budget_limit[t.n_log if t.n_log < t.n_budget else t.n_budget - 1]
+
+
+cdef int choose(Parity* t, uint64_t* key, count_t* count, int32_t* lang, bint* budgeted) noexcept nogil:
     """The next merge: 1 when found (``lang`` -1 for a summed-count merge), 0 when no language has
-    an allowed pair, < 0 = error."""
+    an allowed pair, < 0 = error. ``budgeted``: the cost budget chose it (not the parity rule)."""
     cdef int32_t n, m, x
     cdef int rc
+    budgeted[0] = False
     if t.n_log < t.global_merges:
         lang[0] = -1
         return best_pair(t, t.n_lang, key, count)
+    if over_budget(t):
+        budgeted[0] = True
+        lang[0] = -1 if t.budget_table == t.n_lang else t.budget_table
+        return best_pair(t, t.budget_table, key, count)
     for n in range(t.n_lang):   # insertion sort: L is small and the order changes little
         x = n
         m = n
@@ -465,12 +481,13 @@ cdef int run_parity(Parity* t) noexcept nogil:
     cdef token_t merged_id
     cdef bint is_new = False
     cdef bint track
+    cdef bint budgeted = False
     cdef int rc
     while True:
         if t.n_created >= t.n_target:
             t.stop = STOP_VOCAB
             return 0
-        rc = choose(t, &key, &count, &lang)
+        rc = choose(t, &key, &count, &lang, &budgeted)
         if rc < 0:
             return rc
         if rc == 0:
@@ -479,14 +496,17 @@ cdef int run_parity(Parity* t) noexcept nogil:
         if count < t.min_frequency:
             t.stop = STOP_MIN_FREQUENCY
             return 0
-        remember_choice(t, lang)
+        if not budgeted:
+            remember_choice(t, lang)
         merged_id = tokens_concat(&t.tokens, <token_t>(key >> 32), <token_t><uint32_t>key, &is_new)
         if merged_id < 0:
             return ERR_NOMEM
         rc = log_merge(t, <token_t>(key >> 32), <token_t><uint32_t>key, merged_id, lang, count)
         if rc != 0:
             return rc
-        track = t.n_log < t.global_merges   # the next merge uses the summed counts too
+        # the next merge may use the summed counts too: in the hybrid phase, or under a budget
+        # whose fallback is the summed counts
+        track = t.n_log < t.global_merges or (t.budget_on and t.budget_table == t.n_lang)
         rc = apply_merge(t, key, merged_id, track)
         if rc != 0:
             return rc
@@ -618,6 +638,7 @@ cdef class _ParityTrainer:
         free(self.t.emptied)
         free(self.t.recent)
         free(self.t.recent_count)
+        free(self.t.budget_limit)
 
     cdef _check(self, int rc):
         if rc == ERR_CALLBACK:
@@ -648,6 +669,11 @@ cdef class _ParityTrainer:
             raise RuntimeError("a _ParityTrainer loads its chunks once")
         check_csr(train_start, train_lang, train_weight, n_chunks, n_lang)
         check_csr(dev_start, dev_lang, dev_weight, n_chunks, n_lang)
+        if self.t.budget_on:
+            if self.t.budget_lang >= n_lang:
+                raise ValueError("_ParityTrainer.load: the budget's language is not among the languages")
+            if self.t.budget_table < 0:
+                self.t.budget_table = n_lang
         for c in range(n_chunks):
             if PyBytes_GET_SIZE(chunks[c]) < 2:
                 raise ValueError("_ParityTrainer.load: chunks must be bytes of length >= 2")
@@ -713,7 +739,7 @@ cdef class _ParityTrainer:
         self.t.n_target = n_target
         self.t.min_frequency = min_frequency
         self.t.global_merges = global_merges
-        self.t.summed_live = global_merges > 0
+        self.t.summed_live = global_merges > 0 or (self.t.budget_on and self.t.budget_table == n_lang)
         self.t.max_token_length = max_token_length
         self.veto = veto
         self.t.veto_owner = <void*>self if veto is not None else NULL
@@ -722,6 +748,24 @@ cdef class _ParityTrainer:
         with nogil:
             rc = count_initial_pairs(&self.t)
         self._check(rc)
+
+    def set_budget(self, int32_t lang, const int64_t[::1] limits, bint summed):
+        """Before ``load``: the cost budget. While language ``lang``'s dev length is above
+        ``limits[k]`` after ``k`` merges (the last limit for every later ``k``), the merge is the
+        best pair of the summed counts (``summed``) or of ``lang``'s own counts."""
+        cdef Py_ssize_t k
+        if self.t.nodes != NULL:
+            raise RuntimeError("set_budget comes before load")
+        if lang < 0 or limits.shape[0] < 1:
+            raise ValueError("_ParityTrainer.set_budget: bad language or limits")
+        free(self.t.budget_limit)
+        self.t.budget_limit = <count_t*>checked_malloc(limits.shape[0], sizeof(count_t))
+        for k in range(limits.shape[0]):
+            self.t.budget_limit[k] = limits[k]
+        self.t.n_budget = limits.shape[0]
+        self.t.budget_lang = lang
+        self.t.budget_table = -1 if summed else lang   # -1: the summed table, set by load
+        self.t.budget_on = True
 
     def run(self):
         """Merge until a stop condition, without the GIL (taken back only to ask the veto)."""

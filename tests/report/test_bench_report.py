@@ -123,7 +123,7 @@ def test_applied_cl100k_vocabulary_matches_tiktoken(shared_dir):
     report = bench("--texts", *(UDHR / f"{lang}.txt" for lang in langs), "--variants", "abugida",
                    "-t", ranks_path)
     assert report["variants"] == ["abugida", "cl100k_base"]  # the vocabulary is a column of its own
-    assert report["summary"]["cl100k_base"]["kind"] == "vocabulary"
+    assert report["summary"]["cl100k_base"]["kind"] == "file"  # given with -t: not "published"
     assert report["summary"]["cl100k_base"]["pretokenizer"] == "cl100k"
     assert report["results"]["abugida"]["hi"]["tokens"] is None
     assert any(note.startswith("abugida: pre-tokenization figures only") for note in report["notes"])
@@ -138,9 +138,9 @@ def test_markdown_and_terminal_tables():
     args = [sys.executable, "-m", "cybpe", "bench", "--speed-mb", "0.02", "--variants", "cl100k,gpt2",
             "--texts", UDHR / "en.txt", UDHR / "ko.txt"]
     md = subprocess.run([*map(str, args), "--markdown"], capture_output=True, text=True, check=True).stdout
-    assert "| lang | cl100k | gpt2 |" in md
+    assert "| lang | language (script group) | cl100k | gpt2 |" in md
     assert any(line.startswith("| ko |") for line in md.splitlines())
-    assert "| variant | kind | gini tokens |" in md
+    assert "| variant | kind | vocab | mean cost |" in md
     plain = subprocess.run(list(map(str, args)), capture_output=True, text=True, check=True).stdout
     assert plain.splitlines()[0].startswith("pieces per English word")
     assert "|" not in plain

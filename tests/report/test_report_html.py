@@ -59,8 +59,13 @@ def test_report_files_and_settings(report_dir):
     assert report["training"]["vocab_size"] == 400
     assert report["command_line"].startswith("cybpe bench --texts")
     assert report["figures"], "matplotlib is installed: the report must have figures"
-    for fig in report["figures"]:
-        assert (out / fig["file"]).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    for fig in report["figures"]:  # each figure as PNG (300 dpi), SVG and PDF
+        assert fig["files"] == [f"{fig['file']}.png", f"{fig['file']}.svg", f"{fig['file']}.pdf"]
+        png = (out / f"{fig['file']}.png").read_bytes()
+        assert png[:8] == b"\x89PNG\r\n\x1a\n"
+        assert b"pHYs" in png and int.from_bytes(png[png.index(b"pHYs") + 4:][:4], "big") >= 7874  # >= 200 dpi
+        assert b"<svg" in (out / f"{fig['file']}.svg").read_bytes()[:2000]
+        assert (out / f"{fig['file']}.pdf").read_bytes()[:5] == b"%PDF-"
         assert fig["title"] and fig["caption"]
     md = (out / "report.md").read_text(encoding="utf-8")
     assert report["reproduce"] in md and "| hi |" in md

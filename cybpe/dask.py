@@ -213,7 +213,7 @@ def train(
 ) -> Any:
     """Count on the cluster (:func:`count`), then train on the client (:func:`cybpe.train`
     options: ``min_frequency``, ``tie_break``, ``progress``...)."""
-    from cybpe._train import train as train_from
+    from cybpe.api.train.plain import train as train_from
 
     counts = count(corpus, pretokenizer, special_tokens, client=client, n_shards=n_shards,
                    split_every=split_every, errors=errors, **(pretokenizer_params or {}))
@@ -261,8 +261,8 @@ def encode_files(
     order are :func:`cybpe.encode_files`' output for the same arguments, token for token. A
     call run again after a failure redoes only the parts that are missing or differ. Returns
     the manifest. The format: :mod:`cybpe.io.token_shards`."""
-    from cybpe._encode_files import BLOCK_CHARS, eot_id, output_dtype
-    from cybpe._tokenizer import Tokenizer
+    from cybpe.api.encode_files import BLOCK_CHARS, eot_id, output_dtype
+    from cybpe.api.tokenizer import Tokenizer
     from cybpe.errors import ParameterTypeError
     from cybpe.io import token_shards
 
@@ -299,7 +299,7 @@ def encode_parquet(
     ``output_dir``: ``part-NNNNN.parquet`` (input order) with every source column kept and an
     ``ids_column`` list column (:meth:`cybpe.Tokenizer.encode_arrow`: ordinary text, nulls
     stay null), then the manifest ``index.json``. Returns the manifest."""
-    from cybpe._tokenizer import Tokenizer
+    from cybpe.api.tokenizer import Tokenizer
     from cybpe.encode.arrow import id_dtype
     from cybpe.errors import ParameterTypeError
     from cybpe.io import token_shards

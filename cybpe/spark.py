@@ -147,7 +147,7 @@ def train(
 ) -> Any:
     """Count on Spark (:func:`count`), then train on the driver (:func:`cybpe.train` options):
     the merges one process makes from the same texts."""
-    from cybpe._train import train as train_from
+    from cybpe.api.train import train as train_from
 
     counts = count(df_or_paths, pretokenizer, special_tokens, column=column, spark=spark,
                    n_shards=n_shards, errors=errors, **(pretokenizer_params or {}))
@@ -177,7 +177,7 @@ def encode(df: Any, column: str, tokenizer: Any, *, ids_column: str = "ids", dty
     DataFrame transformation; the tokenizer is broadcast once."""
     from functools import partial
 
-    from cybpe._tokenizer import Tokenizer
+    from cybpe.api.tokenizer import Tokenizer
     from cybpe.encode.arrow import id_dtype
 
     session = _session(spark)
@@ -227,8 +227,8 @@ def encode_files(
     order equal :func:`cybpe.encode_files`. Returns the manifest."""
     from functools import partial
 
-    from cybpe._encode_files import BLOCK_CHARS, eot_id, output_dtype
-    from cybpe._tokenizer import Tokenizer
+    from cybpe.api.encode_files import BLOCK_CHARS, eot_id, output_dtype
+    from cybpe.api.tokenizer import Tokenizer
     from cybpe.io import token_shards
 
     session = _session(spark)

@@ -25,6 +25,6 @@ def show_progress(args: Any) -> bool:
 def load_tokenizer(path: str, pretokenizer: Optional[str] = None):
     """A tokenizer from any file :func:`cybpe.load` reads; ``pretokenizer`` overrides the one the
     file implies (needed for ``.tiktoken`` files of encodings cybpe does not know)."""
-    from cybpe._load import load
+    from cybpe.api.load import load
 
     return load(path, pretokenizer=pretokenizer)

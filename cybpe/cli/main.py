@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Optional, Sequence
 
 from cybpe import errors
-from cybpe._load import FORMAT_NAMES
+from cybpe.api.load import FORMAT_NAMES
 from cybpe.cli.common import CliError, load_tokenizer, show_progress
 
 TRACEBACK_ENV = "CYBPE_CLI_TRACEBACK"
@@ -114,7 +114,7 @@ def _parse_params(pairs: list[str]) -> dict[str, Any]:
 # -- commands ----------------------------------------------------------------------------------
 def cmd_train(args) -> int:
     from cybpe.training.corpus import files
-    from cybpe._train import train
+    from cybpe.api.train.plain import train
 
     params = _parse_params(args.param)
     _check_output_folder(args.output)
@@ -209,7 +209,7 @@ def cmd_encode(args) -> int:
     if args.output and args.npy:
         raise CliError("give either --output or --npy, not both")
     if output is not None:
-        from cybpe._encode_files import IdWriter, eot_id, encode_files, output_dtype
+        from cybpe.api.encode_files import IdWriter, eot_id, encode_files, output_dtype
 
         _check_output_folder(output)
         if args.npy and not output.endswith(".npy"):
@@ -366,7 +366,7 @@ def _check_output_folder(path: str) -> None:
 
 
 def cmd_convert(args) -> int:
-    from cybpe._load import output_format, save
+    from cybpe.api.load import output_format, save
 
     _check_output_folder(args.output)
     tok = load_tokenizer(args.input, args.pretokenizer)

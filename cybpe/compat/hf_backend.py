@@ -88,7 +88,7 @@ class Engine:
     from any number of threads."""
 
     def __init__(self, doc: dict) -> None:
-        from cybpe._tokenizer import Tokenizer
+        from cybpe.api.tokenizer import Tokenizer
         from cybpe.errors import CybpeError
         from cybpe.formats.bytelevel import bytelevel_to_bytes
         from cybpe.formats.hf import load_hf_tokenizer_doc

@@ -80,7 +80,7 @@ def _build_from_gpt2_files(name: str, definition: dict[str, Any], vocab_bpe: str
     """GPT-2's vocab.bpe + encoder.json, read as tiktoken reads them: as ranks (a token's rank
     is its id), merged by rank rather than by the merge list. Written as .tiktoken, these ranks
     are byte for byte r50k_base.tiktoken (tested)."""
-    from cybpe._tokenizer import Tokenizer
+    from cybpe.api.tokenizer import Tokenizer
     from cybpe.formats.gpt2 import load_gpt2
     from cybpe.formats.vocab import Vocab
 
@@ -93,13 +93,13 @@ def _build_from_gpt2_files(name: str, definition: dict[str, Any], vocab_bpe: str
 
 
 def _build_from_tiktoken_file(name: str, definition: dict[str, Any], path: str) -> Any:
-    from cybpe._tokenizer import Tokenizer
+    from cybpe.api.tokenizer import Tokenizer
 
     return Tokenizer.from_tiktoken(path, definition["pretokenizer"], definition["special_tokens"], name=name)
 
 
 def _hf_build(path: str) -> Any:
-    from cybpe._tokenizer import Tokenizer
+    from cybpe.api.tokenizer import Tokenizer
 
     return Tokenizer.from_hf(path)
 

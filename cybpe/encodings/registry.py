@@ -54,7 +54,7 @@ class EncodingEntry:
 
     def load(self, paths: Sequence[str]) -> Any:
         """Build the tokenizer from local copies of the files (already checked), name it."""
-        from cybpe._tokenizer import Tokenizer
+        from cybpe.api.tokenizer import Tokenizer
 
         try:
             tok = self.build(*paths)

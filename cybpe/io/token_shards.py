@@ -138,7 +138,7 @@ def read_megatron_index(path: str) -> dict[str, Any]:
 def encode_task(tokenizer, task: dict) -> dict:
     """Worker side: encode one task's byte ranges into ``part-NNNNN.bin`` (and ``.idx``), then
     its record; or return the record already there when it matches (a re-run)."""
-    from cybpe._encode_files import DTYPES
+    from cybpe.api.encode_files import DTYPES
     from cybpe.training.shards import Shard, read_blocks
 
     folder, index = task["folder"], task["index"]

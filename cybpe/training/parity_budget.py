@@ -132,7 +132,7 @@ def train_parity_budget(corpus: Mapping[str, Any], vocab_size: int, parity: Para
     per language, the budget merges, the dev lengths and the protected language's plain and final
     dev lengths.
     """
-    from cybpe._tokenizer import Tokenizer
+    from cybpe.api.tokenizer import Tokenizer
     from cybpe.formats.vocab import Vocab
     from cybpe.training.corpus import count_corpus
     from cybpe.training.counts import ChunkCounts

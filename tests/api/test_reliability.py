@@ -343,7 +343,7 @@ def test_wrong_types_in_a_native_file_are_format_errors(tmp_path, tok):
 
 def test_pickles_are_versioned(tok):
     counts = cybpe.ChunkCounts("cl100k", ["<|eot|>"]).update([TEXT])
-    from cybpe._tokenizer import STATE_VERSION as TOKENIZER_STATE
+    from cybpe.api.tokenizer import STATE_VERSION as TOKENIZER_STATE
     from cybpe.training.counts import STATE_VERSION as COUNTS_STATE
 
     for obj, current in ((tok, TOKENIZER_STATE), (counts, COUNTS_STATE)):

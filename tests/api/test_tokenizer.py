@@ -131,7 +131,7 @@ def test_ordinary_batch_one_pass_per_thread_edge_cases(trained):
 def test_ordinary_batch_in_several_passes_per_thread(trained):
     """A slice longer than GIL_HANDOFF_CHARS is encoded in several passes: the ids and their
     order are those of one encode_ordinary per text, across pass boundaries and thread counts."""
-    from cybpe._tokenizer import GIL_HANDOFF_CHARS, _groups_of_chars
+    from cybpe.api.tokenizer import GIL_HANDOFF_CHARS, _groups_of_chars
 
     texts = [t[: 500 + 997 * i % 9000] for i, t in enumerate(list(UDHR.values()) * 6)]
     texts[5:5] = ["", "x" * (GIL_HANDOFF_CHARS + 3), ""]  # one text longer than a pass, empty ones

@@ -1,11 +1,11 @@
-"""cybpe.load / cybpe.save: one table of formats (cybpe/_load.py), each row round-tripped."""
+"""cybpe.load / cybpe.save: one table of formats (cybpe/api/load.py), each row round-tripped."""
 
 from __future__ import annotations
 
 import pytest
 
 import cybpe
-from cybpe._load import FORMAT_NAMES, FORMATS, format_of, output_format
+from cybpe.api.load import FORMAT_NAMES, FORMATS, format_of, output_format
 from cybpe.errors import ExportError, FormatError, InvalidParameterError, ParameterTypeError
 from support import UDHR_DIR
 

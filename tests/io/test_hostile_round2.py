@@ -255,7 +255,7 @@ def test_structure_aware_mutations(files, tmp_path, kind):
 
 def test_the_suite_covers_every_format_cybpe_reads(files):
     """A new format in cybpe's table of formats needs a row here."""
-    from cybpe._load import FORMAT_NAMES
+    from cybpe.api.load import FORMAT_NAMES
 
     covered = {"native", "tiktoken", "hf", "gpt2", "transformers"}
     assert set(FORMAT_NAMES) <= covered, sorted(set(FORMAT_NAMES) - covered)

@@ -540,7 +540,7 @@ def test_failed_encode_files_drops_the_blocks_not_started(tok, tmp_path, monkeyp
     """A run that fails (or is interrupted) while blocks wait in the pool does not encode them."""
     import time
 
-    from cybpe import _encode_files
+    from cybpe.api import encode_files as encode_files_module
 
     calls = []
     real = cybpe.Tokenizer.encode_to_numpy
@@ -556,7 +556,7 @@ def test_failed_encode_files_drops_the_blocks_not_started(tok, tmp_path, monkeyp
         raise CorpusError(f"{path}: damaged")
 
     monkeypatch.setattr(cybpe.Tokenizer, "encode_to_numpy", slow)
-    monkeypatch.setattr(_encode_files, "read_blocks", blocks)
+    monkeypatch.setattr(encode_files_module, "read_blocks", blocks)
     with pytest.raises(CorpusError):
         cybpe.encode_files(tok, [CORPUS], tmp_path / "ids.bin", workers=1)
     # one block encoded and written, one running when the error came; the third is dropped

@@ -9,7 +9,7 @@ import operator
 import threading
 from typing import Any, Optional
 
-from cybpe._tokenizer import Tokenizer
+from cybpe.api.tokenizer import Tokenizer
 from cybpe.encodings import registry as _cybpe_registry
 from cybpe.errors import FormatError, InvalidParameterError, ParameterTypeError
 from cybpe.formats.vocab import MAX_ID, Vocab

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Optional, Union
 
-from cybpe._tokenizer import Tokenizer
+from cybpe.api.tokenizer import Tokenizer
 from cybpe.pretokenize.pretokenizer import PreTokenizer
 from cybpe.errors import FormatError, InvalidParameterError, ParameterTypeError, describe
 from cybpe.io.atomic import regular_file

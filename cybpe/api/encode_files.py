@@ -23,7 +23,7 @@ from typing import Any, Iterable, NamedTuple, Optional, Union
 
 import numpy as np
 
-from cybpe._tokenizer import Tokenizer
+from cybpe.api.tokenizer import Tokenizer
 from cybpe.training.shards import read_blocks
 from cybpe.training.progress import Progress
 from cybpe.io.atomic import AtomicFile, checked_path

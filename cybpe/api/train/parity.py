@@ -6,7 +6,7 @@ import os
 import time
 from typing import Any, Mapping, Optional, Sequence
 
-from cybpe._tokenizer import Tokenizer
+from cybpe.api.tokenizer import Tokenizer
 from cybpe.errors import InvalidParameterError, ParameterTypeError, TrainingError
 from cybpe.formats.vocab import Vocab
 from cybpe.training.corpus import count_corpus

@@ -23,7 +23,7 @@ from cybpe.pretokenize.pretokenizer import PreTokenizer, regex_forced
 from cybpe.pretokenize.registry import get_pretokenizer, pretokenizer_from_spec
 from cybpe.pretokenize.specials import SpecialTokenSplitter
 from cybpe.formats.vocab import Vocab
-from cybpe._tokenizer_hf import TransformersMethods
+from cybpe.api.tokenizer_hf import TransformersMethods
 from cybpe.encode import budgets, shared_encoders
 from cybpe.encode.budgets import TextChunk, check_budget
 from cybpe.encode.worker_threads import run_sliced

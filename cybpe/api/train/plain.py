@@ -15,10 +15,10 @@ from cybpe.training.rules import MergeVeto, either, resolve_veto, superbpe_vetoe
 from cybpe.formats.merges import canonical_merges
 from cybpe.pretokenize.pretokenizer import PreTokenizer
 from cybpe.training.progress import Progress
-from cybpe._tokenizer import Tokenizer
+from cybpe.api.tokenizer import Tokenizer
 from cybpe.training.trainer import train_merges, train_merges_from
 from cybpe.training.parity import ParallelSet
-from cybpe._train_parity import train_parity
+from cybpe.api.train.parity import train_parity
 from cybpe.training.prune import RefuseTokens, dead_tokens, final_exposure
 from cybpe.encode.encoder import RankEncoder
 from cybpe.formats.vocab import Vocab

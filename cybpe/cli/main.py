@@ -279,11 +279,11 @@ def cmd_pretokenizers(args) -> int:
     if args.json:
         print(json.dumps(infos, indent=2, ensure_ascii=False))
         return 0
-    from cybpe.report.variants import _table
+    from cybpe.report.tables import text_table
 
     rows = [[i["name"], i["description"], i["distribution"] or f"({i['plugin']})", i["version"] or "–"]
             for i in infos]
-    print(_table(["name", "description", "distribution", "version"], rows, markdown=False, numeric=False))
+    print(text_table(["name", "description", "distribution", "version"], rows, markdown=False, numeric=False))
     return 0
 
 

@@ -43,6 +43,7 @@ from cybpe.pretokenize.pretokenizer import PreTokenizer
 from cybpe.pretokenize.registry import get_pretokenizer, list_pretokenizers
 from cybpe._version import __version__
 from cybpe.errors import InvalidParameterError
+from cybpe.report.tables import text_table as _table
 
 METRICS = ("pieces_per_word", "bytes_per_piece", "tokens_per_word", "chars_per_token", "bytes_per_token", "premium")
 NTREX = Path("corpora") / "eval" / "parallel-ntrex"
@@ -334,18 +335,6 @@ def _fmt(value: Any, digits: int = 2) -> str:
     if isinstance(value, float):
         return f"{value:,.{digits}f}"
     return str(value)
-
-
-def _table(header: list[str], rows: list[list[str]], markdown: bool, numeric: bool = True) -> str:
-    """A plain-text or markdown table; columns after the first are right-aligned when ``numeric``."""
-    right = lambda i: numeric and i > 0  # noqa: E731
-    if markdown:
-        lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---:" if right(i) else "---" for i in range(len(header))) + "|"]
-        lines += ["| " + " | ".join(r) + " |" for r in rows]
-        return "\n".join(lines)
-    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(header)]
-    fmt = lambda r: "  ".join(c.rjust(w) if right(i) else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths))).rstrip()  # noqa: E731
-    return "\n".join([fmt(header), "  ".join("-" * w for w in widths)] + [fmt(r) for r in rows])
 
 
 def metric_table(report: dict[str, Any], metric: str, markdown: bool = False) -> str:

@@ -37,7 +37,7 @@ from typing import Callable, Mapping, Optional, Sequence
 import numpy as np
 
 from cybpe.errors import InvalidParameterError, ParameterTypeError, TrainingError, describe
-from cybpe.training.parity_merge import _ParityTrainer
+from cybpe.training.parity_merge import ParityTrainer
 from cybpe.training.trainer import TIE_BREAKS, check_rules, huggingface_byte_order
 
 Veto = Callable[[bytes, bytes], object]
@@ -238,7 +238,7 @@ def train_parity_merges(train: Sequence[Counts], dev: Sequence[Counts], n_new_to
         raise InvalidParameterError(f"min_frequency must be below 2**63; got {min_frequency}")
     chunks, csr, dev_len = _unique_chunks(train, dev)
     byte_order = huggingface_byte_order() if tie_break == "huggingface" else list(range(256))
-    trainer = _ParityTrainer()
+    trainer = ParityTrainer()
     trainer.load(chunks, *csr, dev_len, byte_order, n_new_tokens, min_frequency,
                  min(global_merges, _INT64_MAX), limit, veto, window or 0, alpha)
     trainer.run()

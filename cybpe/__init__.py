@@ -25,6 +25,8 @@ from cybpe.training.parity import ParallelSet as ParallelSet
 from cybpe.training.shards import Shard as Shard
 from cybpe.training.shards import shards as shards
 from cybpe.api.train import train as train
+from cybpe.api.train.options import Prune as Prune
+from cybpe.api.train.options import SuperBPE as SuperBPE
 
 # vocabularies, tokenizers and their files
 from cybpe.formats.vocab import Vocab as Vocab
@@ -63,6 +65,7 @@ __all__ = [
     "load",
     "ParallelSet",
     "PreTokenizer",
+    "Prune",
     "pretokenizer_from_spec",
     "register_plugin",
     "save",
@@ -70,6 +73,7 @@ __all__ = [
     "Shard",
     "shards",
     "StreamDecoder",
+    "SuperBPE",
     "Tokenizer",
     "train",
     "unregister_plugin",

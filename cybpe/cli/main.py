@@ -114,7 +114,7 @@ def _parse_params(pairs: list[str]) -> dict[str, Any]:
 # -- commands ----------------------------------------------------------------------------------
 def cmd_train(args) -> int:
     from cybpe.training.corpus import files
-    from cybpe.api.train.plain import train
+    from cybpe.api.train import train
 
     params = _parse_params(args.param)
     _check_output_folder(args.output)

@@ -176,7 +176,7 @@ def train_per_variant(corpus: str, variants: list[str], vocab_size: int, *, work
                       seconds: Optional[dict[str, float]] = None) -> dict[str, Any]:
     """One tokenizer per variant, all trained on the same ``corpus`` text with ``vocab_size``;
     ``seconds`` (when given) receives each variant's wall-clock training time."""
-    from cybpe.api.train.plain import train
+    from cybpe.api.train import train
 
     out = {}
     for name in variants:

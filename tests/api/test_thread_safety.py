@@ -202,3 +202,13 @@ def test_parallel_set_shared_between_threads():
     results = _run_in_threads(lambda _: cybpe.train(corpus, 320, parity=parallel), range(THREADS))
     assert all(r.vocab == reference.vocab for r in results)
     assert parallel.languages == ["a", "b"] and parallel.texts["a"] == "\n".join(TEXTS[:20])
+
+
+def test_mode_objects_shared_between_threads():
+    """SuperBPE and Prune are immutable (docs/guide/errors.md): one instance trains in several
+    threads at once, each result equal to one thread's."""
+    for mode in (cybpe.SuperBPE(from_=300), cybpe.Prune(exposure=3)):
+        reference = cybpe.train(TEXTS[:60], 340, mode=mode, progress=False)
+        results = _run_in_threads(lambda _: cybpe.train(TEXTS[:60], 340, mode=mode, progress=False),
+                                  range(THREADS))
+        assert all(r.vocab == reference.vocab for r in results)

@@ -174,6 +174,7 @@ def all_specials(base: Optional[Tokenizer], special_tokens: Sequence[str]) -> li
 
 def check_vocab_size(vocab_size: Any, base: Optional[Tokenizer], specials: Sequence[str]) -> None:
     """TrainingError unless ``vocab_size`` holds the bytes (or the base's tokens) and ``specials``."""
+    check_int("vocab_size", vocab_size)
     n_kept = 256 if base is None else len(base.vocab.tokens)
     if not isinstance(vocab_size, int) or vocab_size < n_kept + len(specials):
         kept = "256 bytes" if base is None else f"the base's {n_kept} tokens"

@@ -25,6 +25,8 @@ from cybpe.training.parity import ParallelSet as ParallelSet
 from cybpe.training.shards import Shard as Shard
 from cybpe.training.shards import shards as shards
 from cybpe.api.train import train as train
+from cybpe.api.train.options import Prune as Prune
+from cybpe.api.train.options import SuperBPE as SuperBPE
 from cybpe.training.parity_budget import train_parity_budget as train_parity_budget
 
 # vocabularies, tokenizers and their files
@@ -70,6 +72,7 @@ __all__ = [
     "ParallelSet",
     "patch_transformers",
     "PreTokenizer",
+    "Prune",
     "pretokenizer_from_spec",
     "register_plugin",
     "save",
@@ -77,6 +80,7 @@ __all__ = [
     "Shard",
     "shards",
     "StreamDecoder",
+    "SuperBPE",
     "Tokenizer",
     "train",
     "train_parity_budget",

@@ -213,7 +213,7 @@ def train(
 ) -> Any:
     """Count on the cluster (:func:`count`), then train on the client (:func:`cybpe.train`
     options: ``min_frequency``, ``tie_break``, ``progress``...)."""
-    from cybpe.api.train.plain import train as train_from
+    from cybpe.api.train import train as train_from
 
     counts = count(corpus, pretokenizer, special_tokens, client=client, n_shards=n_shards,
                    split_every=split_every, errors=errors, **(pretokenizer_params or {}))

@@ -10,8 +10,12 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any, Callable
+
+import pytest
 
 import cybpe
+from cybpe.errors import CybpeError
 
 #: tests/ (the test files sit in one folder per package stage below it) and the checkout or
 #: unpacked sdist that holds it (README.md, bench/).
@@ -456,3 +460,82 @@ def within(seconds: int):
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, previous)
+
+
+# -- the hostile-file suites (tests/io/test_hostile_round2.py, test_fuzz_round2.py) -------------
+
+HOSTILE_TEXT = "Hello world, the quick brown fox. 12345 jumps! Ünïcödé 中文 🙂\n  done. " * 10
+HOSTILE_TIME_BOUND = 20  # seconds for one load of one mutated file
+#: The formats the hostile-file suites mutate (keys of :func:`hostile_format_files`).
+HOSTILE_KINDS = ["native", "tiktoken", "hf", "gpt2-encoder", "gpt2-merges", "counts", "counts-bin",
+         "counts-gzip", "counts-zstd", "config", "special-map"]
+
+
+def hostile_format_files(folder: Path) -> dict[str, Path]:
+    """Every file format cybpe reads, written from one small tokenizer into ``folder`` (the
+    hostile-file suites mutate them): name -> path."""
+    tok = cybpe.train([HOSTILE_TEXT], 320, special_tokens=["<|eot|>"], progress=False)
+    paths = {k: Path(v) for k, v in write_every_format(tok, folder, HOSTILE_TEXT).items()}
+    counts = cybpe.ChunkCounts("cl100k", ["<|eot|>"]).update([HOSTILE_TEXT])
+    for name, compress in (("counts-bin", None), ("counts-gzip", "gzip"), ("counts-zstd", "zstd")):
+        if compress == "zstd":
+            pytest.importorskip("zstandard")
+        paths[name] = folder / f"{name}.cnt"
+        counts.save(paths[name], compress=compress)
+    pretrained = folder / "pretrained"
+    tok.save_pretrained(pretrained)
+    paths["config"] = pretrained / "tokenizer_config.json"
+    paths["special-map"] = pretrained / "special_tokens_map.json"
+    return paths
+
+
+def loader_of(kind: str, files: dict[str, Path]) -> Callable[[Path], Any]:
+    if kind == "native":
+        return cybpe.Tokenizer.load
+    if kind == "tiktoken":
+        return lambda p: cybpe.Tokenizer.from_tiktoken(p, "cl100k")
+    if kind == "hf":
+        return cybpe.Tokenizer.from_hf
+    if kind == "gpt2-encoder":
+        return lambda p: cybpe.Tokenizer.from_gpt2(p, files["gpt2-merges"])
+    if kind == "gpt2-merges":
+        return lambda p: cybpe.Tokenizer.from_gpt2(files["gpt2-encoder"], p)
+    if kind in ("config", "special-map"):
+        def load_folder(p: Path) -> Any:
+            folder = p.parent / f"folder-{p.name}"
+            folder.mkdir(exist_ok=True)
+            for name in ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json"):
+                source = p if name == files[kind].name else files[kind].parent / name
+                (folder / name).write_bytes(source.read_bytes())
+            return cybpe.Tokenizer.from_pretrained(folder)
+        return load_folder
+    return cybpe.ChunkCounts.load
+
+
+def use_loaded(obj: Any, out: Path) -> None:
+    """What a caller does with a loaded object; it must work or raise a cybpe error."""
+    if isinstance(obj, cybpe.Tokenizer):
+        ids = obj.encode("hello world <|eot|> é", allowed_special="all")
+        obj.decode(ids)
+        obj.save(out)
+        cybpe.Tokenizer.load(out)
+    else:
+        list(obj.items())
+        obj.save(out)
+        cybpe.ChunkCounts.load(out)
+
+
+def check_loads(load: Callable[[Path], Any], mutations: dict[str, bytes], tmp_path: Path) -> list[str]:
+    failures = []
+    for name, data in mutations.items():
+        path = tmp_path / "mutated"
+        path.write_bytes(data)
+        try:
+            with within(HOSTILE_TIME_BOUND):
+                obj = load(path)
+                use_loaded(obj, tmp_path / ("out.json" if isinstance(obj, cybpe.Tokenizer) else "out.cnt"))
+        except CybpeError:
+            continue
+        except Exception as exc:  # noqa: BLE001 - the point of the test
+            failures.append(f"{name}: {type(exc).__name__}: {str(exc)[:160]}")
+    return failures

@@ -912,39 +912,20 @@ class Tokenizer(TransformersMethods):
         they are for a registered encoding's file under another name (a tiktoken cache file,
         named by the sha1 of its address, or any copy with the registered sha256); otherwise
         give them."""
-        from cybpe.formats.tiktoken import load_tiktoken
-        from cybpe.formats.known import KNOWN_ENCODINGS
+        from cybpe.encodings.registry import registered_tiktoken_file
+        from cybpe.formats.known import tiktoken_parts
+        from cybpe.io.atomic import checked_path
 
         if name is not None and not isinstance(name, str):
             raise ParameterTypeError(f"name must be a str or None, not {type(name).__name__}")
-        from cybpe.io.atomic import checked_path
-
         path = checked_path(path)
         if special_tokens is not None and not isinstance(special_tokens, dict):
             raise ParameterTypeError(
                 f"special_tokens must be a dict of str to id, not {type(special_tokens).__name__}")
-        guessed = os.path.basename(path).split(".")[0]
-        if name is None and pretokenizer is None and special_tokens is None and guessed not in KNOWN_ENCODINGS:
-            # A registered encoding's file under any name (tiktoken's cache names it by the sha1
-            # of its address): recognised by that name or its sha256, built as registered.
-            from cybpe.formats.known import registered_tiktoken_file
-
-            build = registered_tiktoken_file(path)
-            if build is not None:
-                return build()
-        name = name or os.path.basename(path).split(".")[0]
-        known = KNOWN_ENCODINGS.get(name)
-        if pretokenizer is None:
-            if known is None:
-                raise InvalidParameterError(
-                    f"{path}: give pretokenizer= (no known encoding is named {name!r}; known: "
-                    f"{', '.join(KNOWN_ENCODINGS)})")
-            pretokenizer = known["pretokenizer"]
-        if special_tokens is None:
-            special_tokens = dict(known["special_tokens"]) if known else {}
-        vocab = load_tiktoken(path)
-        vocab.special_tokens = dict(special_tokens)
-        return cls(vocab, pretokenizer, name=name, source=path)
+        entry = registered_tiktoken_file(path, pretokenizer, special_tokens, name)
+        if entry is not None:
+            return entry.load([path])
+        return cls(**tiktoken_parts(path, pretokenizer, special_tokens, name=name))
 
     def to_tiktoken(self, path: PathLike) -> None:
         """Write the ordinary ranks as ``.tiktoken`` (special tokens are not part of that format).

@@ -114,7 +114,7 @@ def _parse_params(pairs: list[str]) -> dict[str, Any]:
 # -- commands ----------------------------------------------------------------------------------
 def cmd_train(args) -> int:
     from cybpe.training.corpus import files
-    from cybpe.api.train.plain import train
+    from cybpe.api.train import train
 
     params = _parse_params(args.param)
     _check_output_folder(args.output)
@@ -315,11 +315,11 @@ def cmd_pretokenizers(args) -> int:
     if args.json:
         print(json.dumps(infos, indent=2, ensure_ascii=False))
         return 0
-    from cybpe.report.variants import _table
+    from cybpe.report.tables import text_table
 
     rows = [[i["name"], i["description"], i["distribution"] or f"({i['plugin']})", i["version"] or "–"]
             for i in infos]
-    print(_table(["name", "description", "distribution", "version"], rows, markdown=False, numeric=False))
+    print(text_table(["name", "description", "distribution", "version"], rows, markdown=False, numeric=False))
     return 0
 
 

@@ -22,7 +22,8 @@ import threading
 from dataclasses import dataclass
 from typing import Any, Callable, Optional, Sequence
 
-from cybpe.formats.known import set_tiktoken_file_lookup
+from cybpe.formats.known import KNOWN_ENCODINGS, tiktoken_name
+from cybpe.formats.vocab import Vocab
 from cybpe.encodings.cache import EncodingFile, check_sha256, find_file, sha256_of_file
 from cybpe.errors import (
     CybpeError,
@@ -54,8 +55,6 @@ class EncodingEntry:
 
     def load(self, paths: Sequence[str]) -> Any:
         """Build the tokenizer from local copies of the files (already checked), name it."""
-        from cybpe.api.tokenizer import Tokenizer
-
         try:
             tok = self.build(*paths)
         except CybpeError:
@@ -63,7 +62,9 @@ class EncodingEntry:
         except Exception as exc:
             raise PluginError(f"encoding {self.name!r} (plugin {self.plugin!r}): its build function "
                               f"raised {exc!r}") from exc
-        if not isinstance(tok, Tokenizer):
+        # A cybpe.Tokenizer by what it holds: the registry sits below the API layer (the
+        # Tokenizer asks it for registered files), so it does not import the class.
+        if not (isinstance(getattr(tok, "vocab", None), Vocab) and callable(getattr(tok, "encode", None))):
             raise PluginError(f"encoding {self.name!r} (plugin {self.plugin!r}): build returned "
                               f"{type(tok).__name__}, not a cybpe.Tokenizer")
         ordinary = len(tok.vocab.tokens) - len(tok.vocab.gaps)
@@ -211,6 +212,12 @@ class EncodingRegistry:
             f"no encoding is known for model {model!r}: use cybpe.get_encoding(name) with one of "
             f"{', '.join(self.names())}")
 
+    def model_tables(self) -> tuple[dict[str, str], dict[str, str]]:
+        """Copies of ``{model: encoding}`` and ``{model prefix: encoding}``, collected afresh."""
+        with self._lock:
+            self._refresh()
+            return dict(self._models), dict(self._prefixes)
+
     def tiktoken_file_encoding(self, path: str) -> Optional[EncodingEntry]:
         """The registered one-file ``.tiktoken`` encoding ``path`` is a copy of: by its name when
         that is tiktoken's cache name for the file (then the sha256 must match), else by its
@@ -281,14 +288,24 @@ def encoding_entry(name: str) -> EncodingEntry:
     return _REGISTRY.entry(name)
 
 
+def model_tables() -> tuple[dict[str, str], dict[str, str]]:
+    """See :meth:`EncodingRegistry.model_tables` (tiktoken's two model tables, for the
+    compatibility layer)."""
+    return _REGISTRY.model_tables()
+
+
 def tiktoken_file_encoding(path: str) -> Optional[EncodingEntry]:
     """See :meth:`EncodingRegistry.tiktoken_file_encoding`."""
     return _REGISTRY.tiktoken_file_encoding(path)
 
 
-def _build_registered_file(path: str) -> Optional[Callable[[], Any]]:
-    entry = tiktoken_file_encoding(path)
-    return None if entry is None else (lambda: entry.load([path]))
-
-
-set_tiktoken_file_lookup(_build_registered_file)
+def registered_tiktoken_file(path: str, pretokenizer: Any = None, special_tokens: Any = None,
+                             name: Optional[str] = None) -> Optional[EncodingEntry]:
+    """The registered encoding a ``.tiktoken`` file is a copy of, when the arguments of
+    ``Tokenizer.from_tiktoken`` leave it unidentified (nothing given, and a file name that is no
+    known encoding's: tiktoken's cache names files by the sha1 of their address); else None."""
+    if name is not None or pretokenizer is not None or special_tokens is not None:
+        return None
+    if tiktoken_name(path) in KNOWN_ENCODINGS:
+        return None
+    return tiktoken_file_encoding(path)

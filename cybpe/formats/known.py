@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable, Optional
+import os
+from typing import Any, Optional, Union
 
+from cybpe.errors import InvalidParameterError
 from cybpe.pretokenize.pretokenizer import PreTokenizer
 from cybpe.pretokenize.registry import get_pretokenizer, list_pretokenizers, pattern_of
 
@@ -57,22 +59,30 @@ def pretokenizer_for_pattern(pattern: str, *, hf_pattern: Optional[str] = None) 
     return get_pretokenizer("regex", pattern=pattern)
 
 
-# A registered encoding's .tiktoken file under another name (tiktoken's cache names files by the
-# sha1 of their address) is recognised by the encodings registry (cybpe/encodings/registry.py).
-# That registry sits above the loaders, so it installs its lookup here when it is imported and
-# imports run one way: Tokenizer.from_tiktoken asks registered_tiktoken_file, never the registry.
-TiktokenFileLookup = Callable[[str], Optional[Callable[[], Any]]]
-_tiktoken_file_lookup: Optional[TiktokenFileLookup] = None
+def tiktoken_name(path: str) -> str:
+    """The encoding name a ``.tiktoken`` path implies: its file name up to the first dot."""
+    return os.path.basename(path).split(".")[0]
 
 
-def set_tiktoken_file_lookup(lookup: Optional[TiktokenFileLookup]) -> None:
-    """Install ``lookup(path)``: a function building the registered encoding ``path`` is a copy
-    of, or None when it is none (None uninstalls)."""
-    global _tiktoken_file_lookup
-    _tiktoken_file_lookup = lookup
+def tiktoken_parts(path: str, pretokenizer: Union[str, PreTokenizer, None] = None,
+                   special_tokens: Optional[dict[str, int]] = None, *,
+                   name: Optional[str] = None) -> dict[str, Any]:
+    """The :class:`~cybpe.Tokenizer` arguments of a ``.tiktoken`` file (``vocab``,
+    ``pretokenizer``, ``name``, ``source``): what is not given comes from the known encoding
+    ``name`` names (else the file name, see :func:`tiktoken_name`); InvalidParameterError when
+    no known encoding gives the pre-tokenizer."""
+    from cybpe.formats.tiktoken import load_tiktoken
 
-
-def registered_tiktoken_file(path: str) -> Optional[Callable[[], Any]]:
-    """A function building the registered encoding whose file ``path`` is, else None."""
-    lookup = _tiktoken_file_lookup
-    return None if lookup is None else lookup(path)
+    name = name or tiktoken_name(path)
+    known = KNOWN_ENCODINGS.get(name)
+    if pretokenizer is None:
+        if known is None:
+            raise InvalidParameterError(
+                f"{path}: give pretokenizer= (no known encoding is named {name!r}; known: "
+                f"{', '.join(KNOWN_ENCODINGS)})")
+        pretokenizer = known["pretokenizer"]
+    if special_tokens is None:
+        special_tokens = dict(known["special_tokens"]) if known else {}
+    vocab = load_tiktoken(path)
+    vocab.special_tokens = dict(special_tokens)
+    return {"vocab": vocab, "pretokenizer": pretokenizer, "name": name, "source": path}

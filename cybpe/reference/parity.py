@@ -17,23 +17,77 @@ counts, chosen languages and dev lengths). Each step:
 from __future__ import annotations
 
 from collections import deque
+from dataclasses import dataclass, field
 from typing import Callable, Optional, Sequence
 
-from cybpe.training.parity import Counts, ParityMergeResult, check_parity_inputs, merge_word
+from cybpe.errors import InvalidParameterError
+from cybpe.reference.trainer import merge_word
+
+Counts = tuple[Sequence[bytes], Sequence[int]]
+Veto = Callable[[bytes, bytes], object]
+
+
+@dataclass
+class ReferenceParityResult:
+    """Same fields as ``cybpe.training.parity.ParityMergeResult``: merges (trainer ids), their
+    ids, counts and token bytes; the language chosen at each step (-1 for a global merge) and
+    the dev lengths before the first merge and after the last."""
+
+    merges: list[tuple[int, int]] = field(default_factory=list)
+    new_ids: list[int] = field(default_factory=list)
+    counts: list[int] = field(default_factory=list)
+    token_bytes: list[bytes] = field(default_factory=lambda: [bytes([i]) for i in range(256)])
+    chosen: list[int] = field(default_factory=list)
+    dev_lengths_start: list[int] = field(default_factory=list)
+    dev_lengths: list[int] = field(default_factory=list)
+    stop_reason: str = "vocab_size"
+
+    def record(self, pair: tuple[int, int], count: int, lang: int, id_of_bytes: dict[bytes, int]) -> bool:
+        """Append the merge of ``pair``: the next id, or the existing one when its bytes already
+        are a token; true when a new token was made."""
+        spelled = self.token_bytes[pair[0]] + self.token_bytes[pair[1]]
+        new_id = id_of_bytes.get(spelled)
+        if new_id is None:
+            new_id = id_of_bytes[spelled] = len(self.token_bytes)
+            self.token_bytes.append(spelled)
+            made = True
+        else:
+            made = False
+        self.merges.append(pair)
+        self.new_ids.append(new_id)
+        self.counts.append(count)
+        self.chosen.append(lang)
+        return made
+
+    def allowed(self, pair: tuple[int, int], max_token_length: Optional[int], veto: Optional[Veto]) -> bool:
+        """The rules of ``reference_train_merges``: a pair of two single bytes always merges;
+        else its bytes must be fewer than ``max_token_length``; a veto refuses it."""
+        left, right = self.token_bytes[pair[0]], self.token_bytes[pair[1]]
+        total = len(left) + len(right)
+        if max_token_length is not None and total >= max_token_length and total > 2:
+            return False
+        return veto is None or not veto(left, right)
+
+
+def _check_inputs(train: Sequence[Counts], dev: Sequence[Counts], n_new_tokens: int) -> None:
+    if len(train) != len(dev) or not train:
+        raise InvalidParameterError("parity training needs one training count and one dev count per language")
+    if n_new_tokens < 0:
+        raise InvalidParameterError(f"n_new_tokens must be >= 0; got {n_new_tokens}")
 
 
 def reference_parity_merges(train: Sequence[Counts], dev: Sequence[Counts], n_new_tokens: int, *,
                             tie_key: Callable[[int], int], min_frequency: int = 0,
                             global_merges: int = 0, max_token_length: Optional[int] = None,
                             veto: Optional[Callable[[bytes, bytes], object]] = None,
-                            window: Optional[int] = None, alpha: float = 2.0) -> ParityMergeResult:
+                            window: Optional[int] = None, alpha: float = 2.0) -> ReferenceParityResult:
     """Same arguments and result as ``train_parity_merges``, with ``tie_key`` (a map token id ->
     tie rank, smaller wins) in place of its ``tie_break``."""
-    check_parity_inputs(train, dev, n_new_tokens, min_frequency, global_merges)
+    _check_inputs(train, dev, n_new_tokens)
     recent: deque[int] = deque(maxlen=window)
     train_words = [[(list(c), int(w)) for c, w in zip(*table)] for table in train]
     dev_words = [[(list(c), int(w)) for c, w in zip(*table)] for table in dev]
-    result = ParityMergeResult()
+    result = ReferenceParityResult()
     id_of_bytes = {tok: i for i, tok in enumerate(result.token_bytes)}
 
     def lengths() -> list[int]:

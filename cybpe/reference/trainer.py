@@ -29,7 +29,7 @@ from typing import Callable, Iterable, Optional, Sequence
 
 from cybpe.errors import InvalidParameterError
 
-TIE_BREAKS = ("ids", "huggingface")
+from cybpe.tie_breaks import TIE_BREAKS  # the one list (also the reference's and train()'s)
 
 
 @dataclass
@@ -66,7 +66,7 @@ def _tie_key(tie_break: str) -> Callable[[int], int]:
     )
 
 
-def _merge_word(word: list[int], left: int, right: int, new_id: int) -> list[int]:
+def merge_word(word: list[int], left: int, right: int, new_id: int) -> list[int]:
     """Replace each ``left right`` in ``word`` by ``new_id``, scanning left to right, no overlap."""
     out: list[int] = []
     i = 0
@@ -175,7 +175,7 @@ def _apply(words: list[tuple[list[int], int]], counts: dict[tuple[int, int], int
     still_pairs = []
     for word, w in words:
         if left in word and right in word:
-            new_word = _merge_word(word, left, right, new_id)
+            new_word = merge_word(word, left, right, new_id)
             if new_word != word:
                 _add_windows(counts, word, -w)
                 _add_windows(counts, new_word, w)

@@ -46,6 +46,7 @@ from cybpe.report import languages
 from cybpe.pretokenize.registry import get_pretokenizer, list_pretokenizers
 from cybpe._version import __version__
 from cybpe.errors import InvalidParameterError
+from cybpe.report.tables import text_table as _table
 
 METRICS = ("pieces_per_word", "bytes_per_piece", "tokens_per_word", "fertility", "chars_per_token", "bytes_per_token",
            "premium")
@@ -293,7 +294,7 @@ def train_per_variant(corpus: str, variants: list[str], vocab_size: int, *, work
                       seconds: Optional[dict[str, float]] = None) -> dict[str, Any]:
     """One tokenizer per variant, all trained on the same ``corpus`` text with ``vocab_size``;
     ``seconds`` (when given) receives each variant's wall-clock training time."""
-    from cybpe.api.train.plain import train
+    from cybpe.api.train import train
 
     out = {}
     for name in variants:
@@ -542,18 +543,6 @@ def _fmt(value: Any, digits: int = 2) -> str:
     if isinstance(value, float):
         return f"{value:,.{digits}f}"
     return str(value)
-
-
-def _table(header: list[str], rows: list[list[str]], markdown: bool, numeric: bool = True) -> str:
-    """A plain-text or markdown table; columns after the first are right-aligned when ``numeric``."""
-    right = lambda i: numeric and i > 0  # noqa: E731
-    if markdown:
-        lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---:" if right(i) else "---" for i in range(len(header))) + "|"]
-        lines += ["| " + " | ".join(r) + " |" for r in rows]
-        return "\n".join(lines)
-    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(header)]
-    fmt = lambda r: "  ".join(c.rjust(w) if right(i) else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths))).rstrip()  # noqa: E731
-    return "\n".join([fmt(header), "  ".join("-" * w for w in widths)] + [fmt(r) for r in rows])
 
 
 def vocab_size_label(n: Optional[int]) -> str:

@@ -37,7 +37,7 @@ from typing import Callable, Mapping, Optional, Sequence
 import numpy as np
 
 from cybpe.errors import InvalidParameterError, ParameterTypeError, TrainingError, describe
-from cybpe.training.parity_merge import _ParityTrainer
+from cybpe.training.parity_merge import ParityTrainer
 from cybpe.training.trainer import TIE_BREAKS, check_rules, huggingface_byte_order
 
 Veto = Callable[[bytes, bytes], object]
@@ -245,7 +245,7 @@ def train_parity_merges(train: Sequence[Counts], dev: Sequence[Counts], n_new_to
         raise InvalidParameterError(f"min_frequency must be below 2**63; got {min_frequency}")
     chunks, csr, dev_len = _unique_chunks(train, dev)
     byte_order = huggingface_byte_order() if tie_break == "huggingface" else list(range(256))
-    trainer = _ParityTrainer()
+    trainer = ParityTrainer()
     if budget_language is not None:
         if not 0 <= budget_language < len(train) or not budget_limits:
             raise InvalidParameterError("budget_language must index a language and budget_limits be non-empty")

@@ -35,3 +35,5 @@ class _ParityTrainer:
     ) -> tuple[
         list[tuple[int, int]], list[int], list[int], list[bytes], list[int], list[int], str
     ]: ...
+
+ParityTrainer = _ParityTrainer

@@ -797,3 +797,7 @@ cdef class _ParityTrainer:
         dev_lengths = [self.t.dev_len[k] for k in range(self.t.n_lang)]
         return (merges, new_ids, counts, tokens_as_list(ts), chosen, dev_lengths,
                 _STOP_NAMES[self.t.stop])
+
+
+#: The public name the Python driver (``cybpe.training.parity``) builds the loop by.
+ParityTrainer = _ParityTrainer

@@ -62,8 +62,8 @@ from cybpe._c.types cimport token_t, count_t, node_t
 import numpy as np
 
 from cybpe.errors import InvalidParameterError, TrainingError
+from cybpe.tie_breaks import TIE_BREAKS  # the one list (also the reference's and train()'s)
 
-TIE_BREAKS = ("ids", "huggingface")
 PROGRESS_EVERY = 256
 
 

@@ -102,6 +102,8 @@ def _instances(tokenizer: cybpe.Tokenizer) -> dict[str, Callable[[], Any]]:
         "StreamDecoder": lambda: tokenizer.stream_decoder(),
         "Shard": lambda: cybpe.Shard("x.txt", 0, 10),
         "ParallelSet": lambda: cybpe.ParallelSet({"en": "a\nb", "fr": "c\nd"}),
+        "SuperBPE": lambda: cybpe.SuperBPE(from_=300),
+        "Prune": lambda: cybpe.Prune(exposure=2),
         "Vocab": lambda: cybpe.Vocab(list(tokenizer.vocab.tokens), list(tokenizer.vocab.merges),
                                      dict(tokenizer.vocab.special_tokens), True, True),
     }

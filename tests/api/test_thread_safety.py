@@ -245,3 +245,11 @@ def test_patched_transformers_tokenizer_shared_between_threads(tmp_path):
         assert [g for g in got if g is not None] == [reference[k % len(texts)] for k in range(64) if k % 8]
     finally:
         cybpe.unpatch_transformers()
+def test_mode_objects_shared_between_threads():
+    """SuperBPE and Prune are immutable (docs/guide/errors.md): one instance trains in several
+    threads at once, each result equal to one thread's."""
+    for mode in (cybpe.SuperBPE(from_=300), cybpe.Prune(exposure=3)):
+        reference = cybpe.train(TEXTS[:60], 340, mode=mode, progress=False)
+        results = _run_in_threads(lambda _: cybpe.train(TEXTS[:60], 340, mode=mode, progress=False),
+                                  range(THREADS))
+        assert all(r.vocab == reference.vocab for r in results)

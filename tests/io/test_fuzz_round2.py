@@ -18,7 +18,7 @@ import time
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from test_hostile_round2 import KINDS, _check, _loader, files  # noqa: F401 - the fixture
+from support import HOSTILE_KINDS as KINDS, check_loads as _check, hostile_format_files, loader_of as _loader
 
 SECONDS = float(os.environ.get("CYBPE_FUZZ_SECONDS", "4"))
 EXAMPLES = int(os.environ.get("CYBPE_FUZZ_EXAMPLES", "300"))
@@ -51,9 +51,14 @@ def _apply(data: bytes, edits: list) -> bytes:
     return bytes(out)
 
 
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    return hostile_format_files(tmp_path_factory.mktemp("formats"))
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("kind", KINDS)
-def test_fuzz_loaders(files, tmp_path_factory, kind):  # noqa: F811 - the fixture
+def test_fuzz_loaders(files, tmp_path_factory, kind):
     pytest.importorskip("zstandard") if kind == "counts-zstd" else None
     data = files[kind].read_bytes()
     load = _loader(kind, files)

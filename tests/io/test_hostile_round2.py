@@ -21,16 +21,12 @@ import json
 import math
 import random
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Iterator
 
 import pytest
 
-import cybpe
 from cybpe.errors import CybpeError
-from support import within, write_every_format
-
-TEXT = "Hello world, the quick brown fox. 12345 jumps! Ünïcödé 中文 🙂\n  done. " * 10
-TIME_BOUND = 20  # seconds for one load of one mutated file
+from support import HOSTILE_KINDS, check_loads, hostile_format_files, loader_of
 
 HOSTILE_VALUES: list[Any] = [None, True, -1, 0, 2**31, 2**63, 2**64, 10**30, -(2**63) - 1, 1.5,
                              float("nan"), float("inf"), float("-inf"), "", "\ud800", "x" * 100_000,
@@ -39,72 +35,10 @@ HOSTILE_VALUES: list[Any] = [None, True, -1, 0, 2**31, 2**63, 2**64, 10**30, -(2
 
 @pytest.fixture(scope="module")
 def files(tmp_path_factory) -> dict[str, Path]:
-    tok = cybpe.train([TEXT], 320, special_tokens=["<|eot|>"], progress=False)
-    folder = tmp_path_factory.mktemp("formats")
-    paths = {k: Path(v) for k, v in write_every_format(tok, folder, TEXT).items()}
-    counts = cybpe.ChunkCounts("cl100k", ["<|eot|>"]).update([TEXT])
-    for name, compress in (("counts-bin", None), ("counts-gzip", "gzip"), ("counts-zstd", "zstd")):
-        if compress == "zstd":
-            pytest.importorskip("zstandard")
-        paths[name] = folder / f"{name}.cnt"
-        counts.save(paths[name], compress=compress)
-    pretrained = folder / "pretrained"
-    tok.save_pretrained(pretrained)
-    paths["config"] = pretrained / "tokenizer_config.json"
-    paths["special-map"] = pretrained / "special_tokens_map.json"
-    return paths
+    return hostile_format_files(tmp_path_factory.mktemp("formats"))
 
 
-def _loader(kind: str, files: dict[str, Path]) -> Callable[[Path], Any]:
-    if kind == "native":
-        return cybpe.Tokenizer.load
-    if kind == "tiktoken":
-        return lambda p: cybpe.Tokenizer.from_tiktoken(p, "cl100k")
-    if kind == "hf":
-        return cybpe.Tokenizer.from_hf
-    if kind == "gpt2-encoder":
-        return lambda p: cybpe.Tokenizer.from_gpt2(p, files["gpt2-merges"])
-    if kind == "gpt2-merges":
-        return lambda p: cybpe.Tokenizer.from_gpt2(files["gpt2-encoder"], p)
-    if kind in ("config", "special-map"):
-        def load_folder(p: Path) -> Any:
-            folder = p.parent / f"folder-{p.name}"
-            folder.mkdir(exist_ok=True)
-            for name in ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json"):
-                source = p if name == files[kind].name else files[kind].parent / name
-                (folder / name).write_bytes(source.read_bytes())
-            return cybpe.Tokenizer.from_pretrained(folder)
-        return load_folder
-    return cybpe.ChunkCounts.load
-
-
-def _use(obj: Any, out: Path) -> None:
-    """What a caller does with a loaded object; it must work or raise a cybpe error."""
-    if isinstance(obj, cybpe.Tokenizer):
-        ids = obj.encode("hello world <|eot|> é", allowed_special="all")
-        obj.decode(ids)
-        obj.save(out)
-        cybpe.Tokenizer.load(out)
-    else:
-        list(obj.items())
-        obj.save(out)
-        cybpe.ChunkCounts.load(out)
-
-
-def _check(load: Callable[[Path], Any], mutations: dict[str, bytes], tmp_path: Path) -> list[str]:
-    failures = []
-    for name, data in mutations.items():
-        path = tmp_path / "mutated"
-        path.write_bytes(data)
-        try:
-            with within(TIME_BOUND):
-                obj = load(path)
-                _use(obj, tmp_path / ("out.json" if isinstance(obj, cybpe.Tokenizer) else "out.cnt"))
-        except CybpeError:
-            continue
-        except Exception as exc:  # noqa: BLE001 - the point of the test
-            failures.append(f"{name}: {type(exc).__name__}: {str(exc)[:160]}")
-    return failures
+_loader, _check = loader_of, check_loads
 
 
 # ------------------------------------------------------------------ mutations
@@ -234,8 +168,7 @@ def counts_mutations(data: bytes, seed: int) -> dict[str, bytes]:
 
 #: The JSON tokenizer files take 4-11 s each (over a thousand mutations): CI's full run only.
 SLOW_KINDS = {"native", "hf", "gpt2-encoder"}
-KINDS = ["native", "tiktoken", "hf", "gpt2-encoder", "gpt2-merges", "counts", "counts-bin",
-         "counts-gzip", "counts-zstd", "config", "special-map"]
+KINDS = HOSTILE_KINDS
 
 
 @pytest.mark.parametrize("kind", [pytest.param(k, marks=pytest.mark.slow) if k in SLOW_KINDS else k

@@ -121,7 +121,7 @@ def test_parallel_set_checks():
         cybpe.train(["abc"], 300, parity=parallel)
     with pytest.raises(InvalidParameterError, match="same languages"):
         cybpe.train({"en": ["abc"]}, 300, parity=parallel)
-    with pytest.raises(InvalidParameterError):
+    with pytest.raises(InvalidParameterError), pytest.warns(DeprecationWarning):
         cybpe.train({"en": ["abc"], "fr": ["d"]}, 300, parity=parallel, return_counts=True)
 
 

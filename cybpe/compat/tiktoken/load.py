@@ -24,9 +24,9 @@ from cybpe.io.atomic import atomic_write_bytes, read_file_bytes
 
 
 def _registered_file(address: str) -> Optional[str]:
-    from cybpe.encodings.registry import _REGISTRY, encoding_entry
+    from cybpe.encodings.registry import encoding_entry, list_encoding_names
 
-    for name in _REGISTRY.names():
+    for name in list_encoding_names():
         for file in encoding_entry(name).files:
             if file.url == address:
                 try:

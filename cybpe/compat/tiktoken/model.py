@@ -9,14 +9,12 @@ from __future__ import annotations
 
 from cybpe.compat.tiktoken.core import Encoding
 from cybpe.compat.tiktoken.registry import get_encoding
-from cybpe.encodings.registry import _REGISTRY
+from cybpe.encodings.registry import model_tables
 from cybpe.errors import ParameterTypeError, UnknownEncodingError
 
 
 def _tables() -> tuple[dict[str, str], dict[str, str]]:
-    with _REGISTRY._lock:
-        _REGISTRY._refresh()
-        models, prefixes = dict(_REGISTRY._models), dict(_REGISTRY._prefixes)
+    models, prefixes = model_tables()
     return models, dict(sorted(prefixes.items(), key=lambda kv: -len(kv[0])))
 
 

@@ -114,7 +114,7 @@ def count(
         if partials.getNumPartitions() == 0:
             return template
     else:
-        from cybpe.dask import _groups
+        from cybpe.training.shards import group_shards
         from cybpe.training.corpus import files
         from cybpe.training.shards import Shard, shards
 
@@ -124,7 +124,7 @@ def count(
         n = n_shards or session.sparkContext.defaultParallelism
         cut = shards([s.source if isinstance(s, Shard) else s for s in sources], n, template.pretokenizer,
                      specials) if sources else []
-        groups = _groups(given + cut, n)
+        groups = group_shards(given + cut, n)
         if not groups:
             return template
         partials = (session.sparkContext.parallelize(groups, len(groups))

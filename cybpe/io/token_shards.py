@@ -189,7 +189,7 @@ def plan(tokenizer, sources: list, n_tasks: int, folder: str, *, dtype: str, eot
          block_chars: int) -> list[dict]:
     """The tasks: ``sources`` cut into byte ranges (:func:`cybpe.shards`, at places where the
     ids cannot change) in at most ``n_tasks`` consecutive groups of about equal bytes."""
-    from cybpe.dask import _groups
+    from cybpe.training.shards import group_shards
     from cybpe.training.shards import shards
 
     cut = shards(sources, n_tasks, tokenizer.pretokenizer, list(tokenizer.special_tokens)) if sources else []
@@ -203,7 +203,7 @@ def plan(tokenizer, sources: list, n_tasks: int, folder: str, *, dtype: str, eot
         raise AssertionError(f"{len(sources)} sources gave {number + 1} documents")
     fp = fingerprint(tokenizer)
     tasks, k = [], 0
-    for i, group in enumerate(_groups(cut, n_tasks)):
+    for i, group in enumerate(group_shards(cut, n_tasks)):
         pieces = []
         for shard in group:
             last = k + 1 == len(cut) or documents[k + 1] != documents[k]

@@ -69,7 +69,8 @@ class ReferenceParityResult:
         return veto is None or not veto(left, right)
 
 
-def _check_inputs(train: Sequence[Counts], dev: Sequence[Counts], n_new_tokens: int) -> None:
+def check_reference_inputs(train: Sequence[Counts], dev: Sequence[Counts], n_new_tokens: int) -> None:
+    """One training and one dev count per language, at least one language, n_new_tokens >= 0."""
     if len(train) != len(dev) or not train:
         raise InvalidParameterError("parity training needs one training count and one dev count per language")
     if n_new_tokens < 0:
@@ -83,7 +84,7 @@ def reference_parity_merges(train: Sequence[Counts], dev: Sequence[Counts], n_ne
                             window: Optional[int] = None, alpha: float = 2.0) -> ReferenceParityResult:
     """Same arguments and result as ``train_parity_merges``, with ``tie_key`` (a map token id ->
     tie rank, smaller wins) in place of its ``tie_break``."""
-    _check_inputs(train, dev, n_new_tokens)
+    check_reference_inputs(train, dev, n_new_tokens)
     recent: deque[int] = deque(maxlen=window)
     train_words = [[(list(c), int(w)) for c, w in zip(*table)] for table in train]
     dev_words = [[(list(c), int(w)) for c, w in zip(*table)] for table in dev]

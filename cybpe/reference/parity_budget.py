@@ -17,8 +17,8 @@ import math
 from collections import deque
 from typing import Callable, Optional, Sequence
 
-from cybpe.reference.parity import reference_parity_merges
-from cybpe.training.parity import Counts, ParityMergeResult, check_parity_inputs, merge_word
+from cybpe.reference.parity import Counts, ReferenceParityResult, check_reference_inputs, reference_parity_merges
+from cybpe.reference.trainer import merge_word
 
 
 def reference_budget_parity_merges(train: Sequence[Counts], dev: Sequence[Counts], n_new_tokens: int, *,
@@ -27,10 +27,10 @@ def reference_budget_parity_merges(train: Sequence[Counts], dev: Sequence[Counts
                                    global_merges: int = 0, max_token_length: Optional[int] = None,
                                    veto: Optional[Callable[[bytes, bytes], object]] = None,
                                    window: Optional[int] = None,
-                                   alpha: float = 2.0) -> tuple[ParityMergeResult, list[int]]:
+                                   alpha: float = 2.0) -> tuple[ReferenceParityResult, list[int]]:
     """Same arguments and result as ``budgeted_parity_merges``, with ``tie_key`` in place of its
     ``tie_break``."""
-    check_parity_inputs(train, dev, n_new_tokens, min_frequency, global_merges)
+    check_reference_inputs(train, dev, n_new_tokens)
     plain = reference_parity_merges(train, dev, n_new_tokens, tie_key=tie_key, min_frequency=min_frequency,
                                     global_merges=2**62, max_token_length=max_token_length, veto=veto)
     words = [(list(c), int(w)) for c, w in zip(*dev[protect])]
@@ -43,7 +43,7 @@ def reference_budget_parity_merges(train: Sequence[Counts], dev: Sequence[Counts
     recent: deque[int] = deque(maxlen=window)
     train_words = [[(list(c), int(w)) for c, w in zip(*table)] for table in train]
     dev_words = [[(list(c), int(w)) for c, w in zip(*table)] for table in dev]
-    result = ParityMergeResult()
+    result = ReferenceParityResult()
     id_of_bytes = {tok: i for i, tok in enumerate(result.token_bytes)}
 
     def lengths() -> list[int]:

@@ -236,3 +236,37 @@ def check_shard(item: Any) -> Shard:
     ):
         raise CorpusError(f"{item!r}: bad byte range")
     return item
+
+
+def _shard_size(piece: Shard) -> Optional[int]:
+    """Bytes of a shard, where cheap to know (a local file's size for an open end)."""
+    if piece.end is not None:
+        return piece.end - piece.start
+    if isinstance(piece.source, os.PathLike) or not is_url(os.fspath(piece.source)):
+        try:
+            return max(0, os.path.getsize(piece.source) - piece.start)
+        except OSError:
+            return None
+    return None
+
+
+def group_shards(pieces: list[Shard], n: int) -> list[list[Shard]]:
+    """``pieces`` in at most ``n`` consecutive groups of about equal bytes (one task each):
+    ``shards`` gives every file at least one shard, and 16 files on 2 workers made 16 partial
+    counts to add instead of 2. Shards of unknown size count as the mean of the known ones."""
+    if len(pieces) <= n:
+        return [[p] for p in pieces]
+    sizes = [_shard_size(p) for p in pieces]
+    known = [s for s in sizes if s is not None]
+    mean = sum(known) / len(known) if known else 1.0
+    weights = [float(s) if s is not None else mean for s in sizes]
+    total = sum(weights) or 1.0
+    groups: list[list[Shard]] = []
+    done = 0.0
+    for piece, weight in zip(pieces, weights):
+        # a new group when this piece's middle lies past the next group's share of the bytes
+        if not groups or (done + weight / 2 > total * len(groups) / n and len(groups) < n):
+            groups.append([])
+        groups[-1].append(piece)
+        done += weight
+    return groups

@@ -430,7 +430,8 @@ class TransformersMethods:
                     values[j] = row + [fill[key]] * extra if side == "right" else [fill[key]] * extra + row
         if return_length:
             columns["length"] = [len(r) for r in columns["input_ids"]] if mode is not None else lengths
-        out = BatchEncoding({k: (v if batched else v[0]) for k, v in columns.items()})
+        # (a single text's length is still a list of one, as transformers gives it)
+        out = BatchEncoding({k: (v if batched or k == "length" else v[0]) for k, v in columns.items()})
         if return_tensors is None:
             return out
         if return_tensors not in ("np", "pt"):

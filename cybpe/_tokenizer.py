@@ -105,6 +105,11 @@ class Tokenizer(TransformersMethods):
     :meth:`encode` like allowed specials but never raising. ``bos_token``, ``eos_token``,
     ``unk_token`` and ``pad_token`` give added tokens transformers' roles (see
     :meth:`set_roles`); ``model_max_length`` is kept for transformers' config.
+    ``post_processor`` (a :class:`cybpe.formats.hf_post.PostProcessor` or its ``tokenizer.json``
+    JSON) is what the transformers-shaped ``tok(...)`` adds; ``transformers_settings`` (a
+    :class:`cybpe.formats.transformers_dir.TransformersSettings` or its JSON) the rest of a
+    transformers config (chat templates, padding side...): :meth:`from_pretrained` reads both,
+    :meth:`save_pretrained` writes them back.
     """
 
     def __init__(
@@ -1004,10 +1009,14 @@ class Tokenizer(TransformersMethods):
 
     @classmethod
     def from_pretrained(cls, directory: PathLike, *, name: Optional[str] = None) -> "Tokenizer":
-        """Load a transformers tokenizer directory: its ``tokenizer.json`` (as :meth:`from_hf`)
-        with the roles, ``model_max_length`` and the special / non-special status of the added
-        tokens from ``tokenizer_config.json`` and ``special_tokens_map.json`` (both optional).
-        A role or special token that is not an added token of ``tokenizer.json`` is a
+        """Load a transformers tokenizer directory: its ``tokenizer.json`` (as :meth:`from_hf`,
+        its post-processor included) with the roles, ``model_max_length``, the special /
+        non-special status of the added tokens, the chat templates (``chat_template.jinja``
+        files too) and every other config key from ``tokenizer_config.json`` and
+        ``special_tokens_map.json`` (both optional): the settings cybpe honours become
+        attributes (:attr:`padding_side`, :attr:`split_special_tokens`...), the rest is kept for
+        :meth:`save_pretrained`. A role or special token that is not an added token of
+        ``tokenizer.json``, or a setting cybpe cannot honour, is a
         :class:`~cybpe.errors.FormatError` (the rules: cybpe/formats/transformers_dir.py)."""
         from cybpe.formats.transformers_dir import read_transformers_dir, tokenizer_json_path
         from cybpe.io.atomic import checked_path
@@ -1025,9 +1034,11 @@ class Tokenizer(TransformersMethods):
 
     def save_pretrained(self, directory: PathLike) -> None:
         """Write a transformers tokenizer directory (``tokenizer.json``, ``tokenizer_config.json``,
-        ``special_tokens_map.json``; created if missing) that transformers 4.x and 5.x load with
-        ``AutoTokenizer.from_pretrained`` and that encodes exactly as this tokenizer, with its
-        roles (so ``padding=True`` works once a ``pad_token`` is set). What HF cannot encode
+        ``special_tokens_map.json``, the chat template files; created if missing) that
+        transformers 4.x and 5.x load with ``AutoTokenizer.from_pretrained`` and that encodes
+        exactly as this tokenizer, with its roles (so ``padding=True`` works once a
+        ``pad_token`` is set), its post-processor, chat templates and every config key that
+        :meth:`from_pretrained` read. What HF cannot encode
         alike raises :class:`~cybpe.errors.ExportError` (as :meth:`to_hf`); nothing is written
         then, nor when a write fails (:class:`~cybpe.errors.SaveError`)."""
         from cybpe.formats.transformers_dir import save_transformers_dir
@@ -1172,7 +1183,9 @@ def _settings_arg(value: Any) -> Any:
     if value is None:
         return TransformersSettings()
     if isinstance(value, TransformersSettings):
-        return value
+        import copy
+
+        return copy.deepcopy(value)  # a tokenizer's own (its setters change it)
     if isinstance(value, dict):
         try:
             return TransformersSettings.from_json(value, "transformers_settings")

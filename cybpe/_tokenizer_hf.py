@@ -1,6 +1,7 @@
 """The transformers-shaped surface of :class:`cybpe.Tokenizer`: ``tok(text_or_batch, ...)``,
 ``len``, ``vocab_size``, ``get_vocab``, ``tokenize``, ``convert_ids_to_tokens``,
-``convert_tokens_to_ids``, ``batch_decode``, ``all_special_tokens`` / ``all_special_ids``.
+``convert_tokens_to_ids``, ``batch_decode``, ``all_special_tokens`` / ``all_special_ids``, and
+transformers' settings as attributes (``chat_template``, ``padding_side``...).
 
 The answers are transformers' (5.x, ``AutoTokenizer`` on the same ``tokenizer.json`` folder):
 tokens are HF's byte-level strings, added tokens appear as their content, and text is encoded as
@@ -8,13 +9,21 @@ transformers encodes it (every added token matched: ``encode(text, allowed_speci
 tests/compat/test_transformers_surface.py compares each call with ``AutoTokenizer`` on the Llama 3,
 Qwen 3 and GPT-4o folders.
 
-What differs from transformers: cybpe reads no post-processor, so ``add_special_tokens=True``
-adds nothing (none of those three folders has one); ``vocab_size`` counts the ordinary tokens
-(transformers counts the model's vocabulary, which for some files, GPT-4o's, also holds the
-added tokens); ``all_special_tokens`` lists the role tokens, then every other special added
-token (transformers lists only the extras its config names); ``return_tensors="pt"`` needs
-torch; offsets are not offered here (see :meth:`cybpe.Tokenizer.encode_with_offsets`).
-Thread safety: every method here only reads the tokenizer, as :meth:`~cybpe.Tokenizer.encode`.
+The post-processor of the ``tokenizer.json`` (Llama 3's BOS) is applied where transformers
+applies it: ``tok(...)`` and ``tokenize(...)`` with ``add_special_tokens=True``, pairs included
+(cybpe/formats/hf_post.py). The transformers config's settings (``padding_side``,
+``truncation_side``, ``split_special_tokens``, ``model_input_names``,
+``clean_up_tokenization_spaces``) are attributes here, honoured as transformers 5 honours them
+and saved by ``save_pretrained``. tests/compat/test_transformers_roundtrip.py checks all of it
+against transformers 5.x and 4.x.
+
+What differs from transformers: ``vocab_size`` counts the ordinary tokens (transformers counts
+the model's vocabulary, which for some files, GPT-4o's, also holds the added tokens);
+``all_special_tokens`` lists the role tokens, then the config's ``additional_special_tokens``
+(or, for a tokenizer not read from a transformers folder, every other special added token);
+``return_tensors="pt"`` needs torch; stride and overflowing tokens are not offered.
+Thread safety: every method here only reads the tokenizer, as :meth:`~cybpe.Tokenizer.encode`;
+the setters replace one value each.
 """
 
 from __future__ import annotations

@@ -6,20 +6,26 @@ both load with ``AutoTokenizer.from_pretrained`` / ``PreTrainedTokenizerFast.fro
 
 * ``tokenizer.json``: written by the tokenizer's own ``to_hf`` (which refuses, with
   :class:`~cybpe.errors.ExportError`, what HF tokenizers cannot encode identically). Every added
-  token is in its ``added_tokens`` with its ``special`` flag; no post-processor, so transformers
-  adds no BOS/EOS of its own and ``tokenizer(text)`` gives exactly cybpe's ids.
-* ``tokenizer_config.json``: ``tokenizer_class: "PreTrainedTokenizerFast"`` (the one class name
-  both majors know: 4.x refuses a folder without a class, 5.x maps it to its generic backend),
-  the roles ``bos_token`` / ``eos_token`` / ``unk_token`` / ``pad_token`` (null when unset),
-  ``model_max_length`` (left out when unset: transformers then uses its "no limit" value),
-  ``added_tokens_decoder`` and ``additional_special_tokens`` (as transformers 4.x writes them; 5.x
-  reads both), ``clean_up_tokenization_spaces: false`` (4.x would otherwise rewrite " ," on
-  decode).
-* ``special_tokens_map.json``: the roles and ``additional_special_tokens`` again (4.x reads it).
+  token is in its ``added_tokens`` with its ``special`` flag; the post-processor is the one the
+  tokenizer was read with (none for a trained one, so ``tokenizer(text)`` gives exactly cybpe's
+  ``encode`` ids).
+* ``tokenizer_config.json``: every key read from the original config and not interpreted
+  (:class:`TransformersSettings`' ``config_extra``), as it was; then ``tokenizer_class`` (the
+  original's, else ``"PreTrainedTokenizerFast"``, the one class name both majors know), the
+  roles ``bos_token`` / ``eos_token`` / ``unk_token`` / ``pad_token`` (null when unset),
+  ``model_max_length`` (left out when unset), ``model_input_names``, ``padding_side``,
+  ``truncation_side``, ``split_special_tokens``, ``clean_up_tokenization_spaces``,
+  ``add_bos_token`` / ``add_eos_token`` (when the original had them or they were set), the chat
+  templates when they were read from the config, ``additional_special_tokens`` and
+  ``added_tokens_decoder`` (as transformers 4.x writes them; 5.x reads both).
+* ``special_tokens_map.json``: its unread keys, the roles and ``additional_special_tokens``.
+* ``chat_template.jinja`` / ``additional_chat_templates/NAME.jinja``: the chat templates, when
+  read from such files (or set by hand), byte for byte. Such a file left by an earlier save that
+  this one does not write is removed after the renames (transformers would read it instead).
 
-Nothing is half-written: every check runs and all three files are written to temporary files
-in the directory first (with :mod:`cybpe.io.atomic`); only then is each renamed into place.
-A failure before the renames leaves the directory as it was.
+Nothing is half-written: every check runs and every file is written to a temporary file in
+its folder first (with :mod:`cybpe.io.atomic`); only then is each renamed into place. A failure
+before the renames leaves the directory as it was.
 
 Reading (:func:`read_transformers_dir`) takes any transformers tokenizer directory, with the
 rule of transformers 5.x (``PreTrainedTokenizerBase._from_pretrained``): the roles and extras
@@ -34,8 +40,11 @@ Names in ``additional_special_tokens`` / ``extra_special_tokens`` become special
 it re-adds those tokens). A role, extra or decoder entry that names no added token of
 ``tokenizer.json`` is a :class:`~cybpe.errors.FormatError` naming the file and key: cybpe does
 not add tokens on the fly, as transformers would, since that would change the vocabulary.
-Chat templates and encode-time options (``add_bos_token``, ``split_special_tokens``, padding
-side...) are not read.
+The rest of the config is read into :class:`TransformersSettings`: the settings cybpe honours
+(chat templates, padding and truncation sides, ``split_special_tokens``,
+``clean_up_tokenization_spaces``, ``model_input_names``, ``add_bos_token`` / ``add_eos_token``,
+``tokenizer_class``) and every other key verbatim; what cybpe cannot honour (``add_prefix_space:
+true``, a bad side or flag) is a FormatError.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """transformers tokenizer directories: ``save_pretrained`` / ``from_pretrained``, token roles and
 non-special added tokens, checked against transformers and HF tokenizers themselves.
 
-Only transformers' newest major (5.x, the ``test`` extra) is tested: 4.x cannot share the
-environment. The real Llama 3 / Qwen3 / GPT-4o folders and the evaluation corpora come from the
+Runs under transformers 5.x (the ``test`` extra) and, in CI, 4.x too
+(``.ci/stage-transformers4.sh``: the two majors cannot share one environment). The real Llama 3 / Qwen3 / GPT-4o folders and the evaluation corpora come from the
 shared folder (skipped with a reason when it is absent); the trained tokenizer from the UDHR
 sample that ships with cybpe.
 """

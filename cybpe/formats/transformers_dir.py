@@ -361,8 +361,25 @@ def read_transformers_dir(directory: PathLike, added: Mapping[str, int]) -> Tran
     info.non_special -= info.special
     if info.settings.extras is None and seen:  # a config without the key lists no extras
         info.settings.extras = legacy_extras
+    _check_added_tokens_json(folder, added)
     _read_chat_template_files(folder, info.settings)
     return info
+
+
+def _check_added_tokens_json(folder: str, added: Mapping[str, int]) -> None:
+    """transformers 4.x adds the tokens of an ``added_tokens.json`` on top of ``tokenizer.json``;
+    cybpe reads the folder only when that adds nothing (each token already an added token of
+    ``tokenizer.json``, with the same id), and refuses it otherwise (FormatError)."""
+    path = os.path.join(folder, ADDED_TOKENS_JSON)
+    doc = _read_object(path)
+    if doc is None:
+        return
+    for token, token_id in doc.items():
+        if added.get(token) != token_id or isinstance(token_id, bool):
+            raise FormatError(
+                f"{path}: {token!r} -> {describe(token_id)} is not an added token of {TOKENIZER_JSON} "
+                f"with that id (there: {added.get(token)!r}); transformers 4.x would add it on top, "
+                f"which cybpe does not do")
 
 
 def _read_settings(doc: dict, src: str, settings: TransformersSettings) -> None:

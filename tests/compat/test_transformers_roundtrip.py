@@ -394,6 +394,19 @@ def test_what_cybpe_cannot_honour_is_refused(small, tmp_path, file, change, need
         cybpe.Tokenizer.from_pretrained(folder)
 
 
+def test_added_tokens_json(small, tmp_path):
+    """transformers 4.x adds an added_tokens.json's tokens on top: read only when it adds
+    nothing."""
+    folder = _copy(small, tmp_path)
+    tok = cybpe.Tokenizer.from_pretrained(folder)
+    (folder / "added_tokens.json").write_text(json.dumps({"<pad>": tok.pad_token_id}), encoding="utf-8")
+    assert cybpe.Tokenizer.from_pretrained(folder).pad_token_id == tok.pad_token_id
+    for doc in ({"<new>": tok.n_vocab}, {"<pad>": 3}):
+        (folder / "added_tokens.json").write_text(json.dumps(doc), encoding="utf-8")
+        with pytest.raises(FormatError, match="added_tokens.json"):
+            cybpe.Tokenizer.from_pretrained(folder)
+
+
 def test_post_processor_forms_equal_tokenizers(small, tmp_path):
     """Each post-processor form cybpe reads, applied as HF tokenizers applies it (ids, type
     ids, offsets; trimming included), single and pair, with and without special tokens."""

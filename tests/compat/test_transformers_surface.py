@@ -102,11 +102,9 @@ def test_vocabulary_and_conversions(pair, texts):
     for text in texts:
         assert ours.tokenize(text) == theirs.tokenize(text), text[:40]
     assert ours.all_special_ids == [ours.special_tokens[t] for t in ours.all_special_tokens]
-    if name == "qwen3":  # its config names every special added token as an extra
-        assert ours.all_special_tokens == theirs.all_special_tokens
-        assert ours.all_special_ids == theirs.all_special_ids
-    else:  # transformers lists the roles and its config's extras; cybpe every special token
-        assert set(theirs.all_special_tokens) <= set(ours.all_special_tokens)
+    # the roles, then the config's additional_special_tokens, as transformers lists them
+    assert ours.all_special_tokens == theirs.all_special_tokens
+    assert ours.all_special_ids == theirs.all_special_ids
 
 
 def test_decode(pair, texts):

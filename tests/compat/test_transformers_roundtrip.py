@@ -351,6 +351,25 @@ def test_settings_kept_and_honoured(small, tmp_path):
         assert json.loads((tmp_path / "again" / "tokenizer_config.json").read_text(encoding="utf-8")) == config
 
 
+def test_clean_up_tokenization_spaces(small, tmp_path):
+    """Applied to BPE as transformers 5 applies it: only with the config's
+    ``clean_up_tokenization_spaces_for_bpe_even_though_it_will_corrupt_output`` too."""
+    folder = _copy(small, tmp_path)
+    text = "Hello world . , don't ! it 's"
+    for corrupt in (True, False):
+        _edit(folder / "tokenizer_config.json", lambda d: d.update(
+            clean_up_tokenization_spaces=True,
+            clean_up_tokenization_spaces_for_bpe_even_though_it_will_corrupt_output=corrupt))
+        tok, theirs = cybpe.Tokenizer.from_pretrained(folder), auto(folder)
+        ids = tok.encode(text)
+        assert tok.decode(ids) == ("Hello world., don't! it's" if corrupt else text)
+        assert tok.decode(ids, clean_up_tokenization_spaces=False) == text
+        if MAJOR >= 5 or corrupt:  # (4.x cleans BPE up whenever the first flag is set)
+            assert tok.decode(ids) == theirs.decode(ids)
+        tok.save_pretrained(tmp_path / "out")
+        assert auto(tmp_path / "out").decode(ids) == theirs.decode(ids)
+
+
 def test_add_bos_token_setter(small, tmp_path):
     tok = cybpe.Tokenizer.from_pretrained(small)
     assert not tok.add_bos_token and tok("a")["input_ids"] == tok.encode("a")

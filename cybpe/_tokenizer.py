@@ -691,6 +691,9 @@ class Tokenizer(TransformersMethods):
         ``clean_up_tokenization_spaces_for_bpe_even_though_it_will_corrupt_output``."""
         if not isinstance(skip_special_tokens, (bool, np.bool_)):
             raise ParameterTypeError(f"skip_special_tokens must be True or False, not {describe(skip_special_tokens)}")
+        if not (clean_up_tokenization_spaces is None or isinstance(clean_up_tokenization_spaces, (bool, np.bool_))):
+            raise ParameterTypeError(f"clean_up_tokenization_spaces must be True, False or None, not "
+                                     f"{describe(clean_up_tokenization_spaces)}")
         if skip_special_tokens:
             skipped = self._skipped_ids()
             ids = [i for i in (ids.tolist() if isinstance(ids, np.ndarray) else ids)

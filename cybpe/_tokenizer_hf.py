@@ -130,6 +130,9 @@ class TransformersMethods:
         """The HF token strings of ``text`` (and ``pair``), added tokens matched (unless
         :attr:`split_special_tokens`), the post-processor's tokens with ``add_special_tokens``,
         as transformers' ``tokenize``."""
+        if not isinstance(text, str) or not (pair is None or isinstance(pair, str)):
+            raise ParameterTypeError(f"tokenize() takes a str (and a str pair), not "
+                                     f"{type(text if not isinstance(text, str) else pair).__name__}")
         backward = self._hf_strings()[1]
         ids = self(text, pair, add_special_tokens=add_special_tokens, return_attention_mask=False,
                    return_token_type_ids=False, **kwargs)["input_ids"]

@@ -296,7 +296,26 @@ def _read_object(path: str) -> Optional[dict]:
     doc = read_json(path)
     if not isinstance(doc, dict):
         raise FormatError(f"{path}: not a JSON object")
+    _check_encodable(doc, path)
     return doc
+
+
+def _check_encodable(doc: Any, src: str) -> None:
+    """FormatError for a string (key or value) with a lone surrogate (a ``\\ud800`` escape):
+    cybpe keeps the config to write it back, and no UTF-8 file can hold one."""
+    stack = [doc]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, dict):
+            stack.extend(value.keys())
+            stack.extend(value.values())
+        elif isinstance(value, list):
+            stack.extend(value)
+        elif isinstance(value, str):
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError:
+                raise FormatError(f"{src}: a string holds a lone surrogate: {value[:40]!r}") from None
 
 
 def _extras(doc: dict, src: str) -> list[str]:

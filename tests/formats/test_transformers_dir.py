@@ -225,9 +225,11 @@ def test_real_directory_as_transformers_reads_it(real_tokenizers, shared_dir, na
     texts = [t for _, t in _eval_texts(shared_dir, 3_000)] + HOSTILE
     for text in texts:
         assert hf(text, add_special_tokens=False)["input_ids"] == tok.encode(text, allowed_special="all")
-    # and cybpe's own save of it loads in transformers with the same ids and roles
+    # and cybpe's own save of it loads in transformers with the same ids and roles (the save
+    # keeps the config's tokenizer_class, so the same loader reads it as it read the original:
+    # tests/compat/test_transformers_roundtrip.py compares AutoTokenizer on both)
     tok.save_pretrained(tmp_path / name)
-    again = transformers.AutoTokenizer.from_pretrained(str(tmp_path / name))
+    again = loader.from_pretrained(str(tmp_path / name))
     assert (again.bos_token, again.eos_token, again.pad_token) == (hf.bos_token, hf.eos_token, hf.pad_token)
     for text in texts:
         assert again(text, add_special_tokens=False)["input_ids"] == tok.encode(text, allowed_special="all")

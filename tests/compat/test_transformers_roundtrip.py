@@ -141,6 +141,11 @@ def _calls(texts):
     yield (batch,), {"truncation": True, "max_length": 5, "return_offsets_mapping": True}
     yield (batch,), {"return_offsets_mapping": True, "return_special_tokens_mask": True}
     yield (batch,), {"padding": True, "pad_to_multiple_of": 8, "return_length": True}
+    everything = {"return_offsets_mapping": True, "return_token_type_ids": True,
+                  "return_special_tokens_mask": True, "return_length": True}
+    yield (batch, batch[::-1]), {"padding": True, "padding_side": "left", **everything}
+    yield (batch, batch[::-1]), {"padding": "max_length", "truncation": True, "max_length": 40,
+                                 "return_tensors": "np", **everything}
 
 
 def check_round_trip(name, folders, tmp_path_factory, texts):

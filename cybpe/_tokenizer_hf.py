@@ -314,7 +314,8 @@ class TransformersMethods:
         settings = self._hf_settings  # type: ignore[attr-defined]
         for flag, role, first in (("add_bos_token", "bos_token", True), ("add_eos_token", "eos_token", False)):
             said = getattr(settings, flag)
-            if said is not None and said != self._adds(role, first):
+            # (without the role transformers adds nothing for the flag either)
+            if said is not None and self.roles[role] is not None and said != self._adds(role, first):  # type: ignore[attr-defined]
                 raise FormatError(
                     f"{where}: tokenizer_config.json says {flag}={str(said).lower()}, but tokenizer.json's "
                     f"post-processor {'adds' if not said else 'does not add'} the {role}: transformers "

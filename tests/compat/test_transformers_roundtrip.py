@@ -388,6 +388,8 @@ def test_add_bos_token_setter(small, tmp_path):
         _same(tok(*args, return_token_type_ids=True), theirs(*args, return_token_type_ids=True), args)
     assert cybpe.Tokenizer.from_pretrained(tmp_path / "out")("a")["input_ids"] == [bos, *tok.encode("a"), eos]
     tok.set_roles(bos_token=None)
+    tok.save_pretrained(tmp_path / "no-bos")  # (the flag without its role: still loads)
+    assert cybpe.Tokenizer.from_pretrained(tmp_path / "no-bos").eos_token == "</s>"
     with pytest.raises(InvalidParameterError, match="bos_token"):
         tok.add_bos_token = True
 

@@ -105,6 +105,11 @@ class Tokenizer(TransformersMethods):
     :meth:`encode` like allowed specials but never raising. ``bos_token``, ``eos_token``,
     ``unk_token`` and ``pad_token`` give added tokens transformers' roles (see
     :meth:`set_roles`); ``model_max_length`` is kept for transformers' config.
+    ``post_processor`` (a :class:`cybpe.formats.hf_post.PostProcessor` or its ``tokenizer.json``
+    JSON) is what the transformers-shaped ``tok(...)`` adds; ``transformers_settings`` (a
+    :class:`cybpe.formats.transformers_dir.TransformersSettings` or its JSON) the rest of a
+    transformers config (chat templates, padding side...): :meth:`from_pretrained` reads both,
+    :meth:`save_pretrained` writes them back.
     """
 
     def __init__(
@@ -122,6 +127,8 @@ class Tokenizer(TransformersMethods):
         pad_token: Optional[str] = None,
         non_special_tokens: Collection[str] = (),
         model_max_length: Optional[int] = None,
+        post_processor: Any = None,
+        transformers_settings: Any = None,
     ) -> None:
         if not isinstance(vocab, Vocab):
             raise ParameterTypeError(f"vocab must be a cybpe.Vocab, not {type(vocab).__name__}")
@@ -158,6 +165,8 @@ class Tokenizer(TransformersMethods):
                                    "unk_token": unk_token, "pad_token": pad_token},
                                   vocab.special_tokens, "Tokenizer")
         self._model_max_length = check_model_max_length(model_max_length, "Tokenizer")
+        self._post_processor = _post_processor_arg(post_processor, vocab)
+        self._hf_settings = _settings_arg(transformers_settings)
         #: ordinary ids that are no token (``vocab.gaps``), and the specials sitting in them
         self._gaps: frozenset[int] = vocab.gaps
         decoder = {i: s.encode("utf-8") for i, s in vocab.special_decoder().items()}
@@ -202,20 +211,36 @@ class Tokenizer(TransformersMethods):
         """The beginning-of-sequence token, or None (see :meth:`set_roles`)."""
         return self._roles["bos_token"]
 
+    @bos_token.setter
+    def bos_token(self, token: Optional[str]) -> None:
+        self.set_roles(bos_token=token)
+
     @property
     def eos_token(self) -> Optional[str]:
         """The end-of-sequence token, or None (see :meth:`set_roles`)."""
         return self._roles["eos_token"]
+
+    @eos_token.setter
+    def eos_token(self, token: Optional[str]) -> None:
+        self.set_roles(eos_token=token)
 
     @property
     def unk_token(self) -> Optional[str]:
         """The unknown-token role, or None (byte-level BPE never needs one; kept for transformers)."""
         return self._roles["unk_token"]
 
+    @unk_token.setter
+    def unk_token(self, token: Optional[str]) -> None:
+        self.set_roles(unk_token=token)
+
     @property
     def pad_token(self) -> Optional[str]:
         """The padding token, or None (transformers' ``padding=True`` needs one)."""
         return self._roles["pad_token"]
+
+    @pad_token.setter
+    def pad_token(self, token: Optional[str]) -> None:
+        self.set_roles(pad_token=token)
 
     @property
     def bos_token_id(self) -> Optional[int]:
@@ -673,22 +698,35 @@ class Tokenizer(TransformersMethods):
         out.append(self._encoder.decode_bytes(values[start:]))
         return b"".join(out)
 
-    def decode(self, ids: Iterable[int], errors: str = "replace", *, skip_special_tokens: bool = False) -> str:
+    def decode(self, ids: Iterable[int], errors: str = "replace", *, skip_special_tokens: bool = False,
+               clean_up_tokenization_spaces: Optional[bool] = None) -> str:
         """The text of the ids (invalid UTF-8 handled by ``errors``, as ``bytes.decode``).
         ``skip_special_tokens=True`` leaves out the special added tokens (not the non-special
-        ones), as transformers' ``decode``."""
+        ones), as transformers' ``decode``. ``clean_up_tokenization_spaces`` (default: the
+        setting, :attr:`clean_up_tokenization_spaces`) removes the space before punctuation and
+        English contractions as transformers does, and, as transformers 5 does for a BPE
+        vocabulary, only when the config also sets
+        ``clean_up_tokenization_spaces_for_bpe_even_though_it_will_corrupt_output``."""
         if not isinstance(skip_special_tokens, (bool, np.bool_)):
             raise ParameterTypeError(f"skip_special_tokens must be True or False, not {describe(skip_special_tokens)}")
+        if not (clean_up_tokenization_spaces is None or isinstance(clean_up_tokenization_spaces, (bool, np.bool_))):
+            raise ParameterTypeError(f"clean_up_tokenization_spaces must be True, False or None, not "
+                                     f"{describe(clean_up_tokenization_spaces)}")
         if skip_special_tokens:
             skipped = self._skipped_ids()
             ids = [i for i in (ids.tolist() if isinstance(ids, np.ndarray) else ids)
                    if not (isinstance(i, (int, np.integer)) and int(i) in skipped)]
         data = self.decode_bytes(ids)
         try:
-            return data.decode("utf-8", errors)
+            text = data.decode("utf-8", errors)
         except (LookupError, TypeError, UnicodeError, ValueError) as exc:
             # ValueError: a handler name with a NUL character ("embedded null character").
             raise InvalidParameterError(f"errors={describe(errors)} is not an error handler ({exc})") from None
+        clean = self._hf_settings.clean_up_tokenization_spaces if clean_up_tokenization_spaces is None \
+            else clean_up_tokenization_spaces
+        if clean and self._hf_settings.clean_up_for_bpe:
+            text = _clean_up_tokenization(text)
+        return text
 
     def decode_single_token_bytes(self, token_id: int) -> bytes:
         """The bytes of one id (an integer: ``5.7`` is an :class:`InvalidTokenError`, not 5).
@@ -831,9 +869,14 @@ class Tokenizer(TransformersMethods):
 
     def _tokenizer_fields(self) -> dict[str, Any]:
         """The roles, non-special added tokens and length limit (native format version 2)."""
+        from cybpe.formats.transformers_dir import TransformersSettings
+
+        settings = self._hf_settings.to_json()
         return {"roles": {r: t for r, t in self._roles.items() if t is not None},
                 "non_special_tokens": sorted(self.non_special_tokens),
-                "model_max_length": self.model_max_length}
+                "model_max_length": self.model_max_length,
+                "post_processor": None if self._post_processor is None else self._post_processor.spec,
+                "transformers": None if settings == TransformersSettings().to_json() else settings}
 
     @staticmethod
     def _field_kwargs(fields: dict[str, Any]) -> dict[str, Any]:
@@ -843,7 +886,9 @@ class Tokenizer(TransformersMethods):
         if not isinstance(roles, dict) or not set(roles) <= set(ROLE_NAMES):
             raise InvalidParameterError(f"the roles are not a dict of {', '.join(ROLE_NAMES)}")
         return {**roles, "non_special_tokens": fields.get("non_special_tokens") or (),
-                "model_max_length": fields.get("model_max_length")}
+                "model_max_length": fields.get("model_max_length"),
+                "post_processor": fields.get("post_processor"),
+                "transformers_settings": fields.get("transformers")}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         """Versions 0 (no ``state_version``) to 2; a newer or damaged state is a FormatError."""
@@ -968,14 +1013,19 @@ class Tokenizer(TransformersMethods):
         pretokenizer = pretokenizer_for_pattern(info["pattern"], hf_pattern=info.get("hf_pattern"))
         flagged = set(info.get("special", []))
         return {"vocab": vocab, "pretokenizer": pretokenizer, "normalizer": info.get("normalizer"),
-                "non_special_tokens": sorted(set(vocab.special_tokens) - flagged)}
+                "non_special_tokens": sorted(set(vocab.special_tokens) - flagged),
+                "post_processor": info.get("post_processor")}
 
     @classmethod
     def from_pretrained(cls, directory: PathLike, *, name: Optional[str] = None) -> "Tokenizer":
-        """Load a transformers tokenizer directory: its ``tokenizer.json`` (as :meth:`from_hf`)
-        with the roles, ``model_max_length`` and the special / non-special status of the added
-        tokens from ``tokenizer_config.json`` and ``special_tokens_map.json`` (both optional).
-        A role or special token that is not an added token of ``tokenizer.json`` is a
+        """Load a transformers tokenizer directory: its ``tokenizer.json`` (as :meth:`from_hf`,
+        its post-processor included) with the roles, ``model_max_length``, the special /
+        non-special status of the added tokens, the chat templates (``chat_template.jinja``
+        files too) and every other config key from ``tokenizer_config.json`` and
+        ``special_tokens_map.json`` (both optional): the settings cybpe honours become
+        attributes (:attr:`padding_side`, :attr:`split_special_tokens`...), the rest is kept for
+        :meth:`save_pretrained`. A role or special token that is not an added token of
+        ``tokenizer.json``, or a setting cybpe cannot honour, is a
         :class:`~cybpe.errors.FormatError` (the rules: cybpe/formats/transformers_dir.py)."""
         from cybpe.formats.transformers_dir import read_transformers_dir, tokenizer_json_path
         from cybpe.io.atomic import checked_path
@@ -984,15 +1034,20 @@ class Tokenizer(TransformersMethods):
         parts = cls._hf_parts(tokenizer_json_path(folder))
         info = read_transformers_dir(folder, parts["vocab"].special_tokens)
         plain = (set(parts["non_special_tokens"]) | info.non_special) - info.special
-        return cls(parts["vocab"], parts["pretokenizer"], normalizer=parts["normalizer"],
-                   name=name, non_special_tokens=sorted(plain),
-                   model_max_length=info.model_max_length, **info.roles)
+        tok = cls(parts["vocab"], parts["pretokenizer"], normalizer=parts["normalizer"],
+                  name=name, non_special_tokens=sorted(plain),
+                  model_max_length=info.model_max_length, post_processor=parts["post_processor"],
+                  transformers_settings=info.settings, **info.roles)
+        tok._check_bos_eos_flags(folder)
+        return tok
 
     def save_pretrained(self, directory: PathLike) -> None:
         """Write a transformers tokenizer directory (``tokenizer.json``, ``tokenizer_config.json``,
-        ``special_tokens_map.json``; created if missing) that transformers 4.x and 5.x load with
-        ``AutoTokenizer.from_pretrained`` and that encodes exactly as this tokenizer, with its
-        roles (so ``padding=True`` works once a ``pad_token`` is set). What HF cannot encode
+        ``special_tokens_map.json``, the chat template files; created if missing) that
+        transformers 4.x and 5.x load with ``AutoTokenizer.from_pretrained`` and that encodes
+        exactly as this tokenizer, with its roles (so ``padding=True`` works once a
+        ``pad_token`` is set), its post-processor, chat templates and every config key that
+        :meth:`from_pretrained` read. What HF cannot encode
         alike raises :class:`~cybpe.errors.ExportError` (as :meth:`to_hf`); nothing is written
         then, nor when a write fails (:class:`~cybpe.errors.SaveError`)."""
         from cybpe.formats.transformers_dir import save_transformers_dir
@@ -1001,7 +1056,7 @@ class Tokenizer(TransformersMethods):
         added = self.vocab.special_tokens
         save_transformers_dir(directory, self.to_hf, dict(added),
                               set(added) - self.non_special_tokens, self.roles,
-                              self.model_max_length)
+                              self.model_max_length, self._hf_settings)
 
     def to_hf(self, path: PathLike) -> None:
         """Write a ``tokenizer.json`` that HF ``tokenizers`` loads and encodes identically, or
@@ -1013,10 +1068,12 @@ class Tokenizer(TransformersMethods):
         vocab.check_exportable("HF tokenizer.json")
         if vocab.encode_by_rank:  # HF applies merges literally: give it every split (all-splits)
             vocab = Vocab(vocab.tokens, None, dict(vocab.special_tokens), True)
+        post = self._post_processor
         save_hf_tokenizer_json(path, vocab, export_pattern(self.pretokenizer, "HF tokenizers"),
                                special_flags={t: t not in self.non_special_tokens
                                               for t in vocab.special_tokens},
-                               normalizer=self.normalizer)
+                               normalizer=self.normalizer,
+                               post_processor=None if post is None else post.spec)
 
     @classmethod
     def from_gpt2(cls, encoder_json: PathLike, vocab_bpe: PathLike, *, name: Optional[str] = "gpt2") -> "Tokenizer":
@@ -1112,3 +1169,43 @@ class StreamDecoder:
     def flush(self) -> str:
         """Whatever is held back, decoded with the error handler (end of the stream)."""
         return self._decoder.decode(b"", final=True)
+
+
+def _post_processor_arg(value: Any, vocab: Vocab) -> Any:
+    """A PostProcessor, None, or its JSON (cybpe's native format and pickles keep the JSON),
+    read against ``vocab``."""
+    from cybpe.formats.hf_post import PostProcessor, read_post_processor
+
+    if value is None or isinstance(value, PostProcessor):
+        return value
+    if isinstance(value, dict):
+        try:
+            return read_post_processor("post_processor", value, vocab.n_vocab)
+        except FormatError as exc:
+            raise InvalidParameterError(str(exc)) from None
+    raise ParameterTypeError(f"post_processor must be a PostProcessor, its JSON or None, not {describe(value)}")
+
+
+def _settings_arg(value: Any) -> Any:
+    from cybpe.formats.transformers_dir import TransformersSettings
+
+    if value is None:
+        return TransformersSettings()
+    if isinstance(value, TransformersSettings):
+        import copy
+
+        return copy.deepcopy(value)  # a tokenizer's own (its setters change it)
+    if isinstance(value, dict):
+        try:
+            return TransformersSettings.from_json(value, "transformers_settings")
+        except FormatError as exc:
+            raise InvalidParameterError(str(exc)) from None
+    raise ParameterTypeError(f"transformers_settings must be a TransformersSettings, a dict or None, "
+                             f"not {describe(value)}")
+
+
+def _clean_up_tokenization(text: str) -> str:
+    """transformers' ``clean_up_tokenization``."""
+    return (text.replace(" .", ".").replace(" ?", "?").replace(" !", "!").replace(" ,", ",")
+            .replace(" ' ", "'").replace(" n't", "n't").replace(" 'm", "'m").replace(" 's", "'s")
+            .replace(" 've", "'ve").replace(" 're", "'re"))

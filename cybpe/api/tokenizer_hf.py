@@ -1,6 +1,7 @@
 """The transformers-shaped surface of :class:`cybpe.Tokenizer`: ``tok(text_or_batch, ...)``,
 ``len``, ``vocab_size``, ``get_vocab``, ``tokenize``, ``convert_ids_to_tokens``,
-``convert_tokens_to_ids``, ``batch_decode``, ``all_special_tokens`` / ``all_special_ids``.
+``convert_tokens_to_ids``, ``batch_decode``, ``all_special_tokens`` / ``all_special_ids``, and
+transformers' settings as attributes (``chat_template``, ``padding_side``...).
 
 The answers are transformers' (5.x, ``AutoTokenizer`` on the same ``tokenizer.json`` folder):
 tokens are HF's byte-level strings, added tokens appear as their content, and text is encoded as
@@ -8,13 +9,21 @@ transformers encodes it (every added token matched: ``encode(text, allowed_speci
 tests/compat/test_transformers_surface.py compares each call with ``AutoTokenizer`` on the Llama 3,
 Qwen 3 and GPT-4o folders.
 
-What differs from transformers: cybpe reads no post-processor, so ``add_special_tokens=True``
-adds nothing (none of those three folders has one); ``vocab_size`` counts the ordinary tokens
-(transformers counts the model's vocabulary, which for some files, GPT-4o's, also holds the
-added tokens); ``all_special_tokens`` lists the role tokens, then every other special added
-token (transformers lists only the extras its config names); ``return_tensors="pt"`` needs
-torch; offsets are not offered here (see :meth:`cybpe.Tokenizer.encode_with_offsets`).
-Thread safety: every method here only reads the tokenizer, as :meth:`~cybpe.Tokenizer.encode`.
+The post-processor of the ``tokenizer.json`` (Llama 3's BOS) is applied where transformers
+applies it: ``tok(...)`` and ``tokenize(...)`` with ``add_special_tokens=True``, pairs included
+(cybpe/formats/hf_post.py). The transformers config's settings (``padding_side``,
+``truncation_side``, ``split_special_tokens``, ``model_input_names``,
+``clean_up_tokenization_spaces``) are attributes here, honoured as transformers 5 honours them
+and saved by ``save_pretrained``. tests/compat/test_transformers_roundtrip.py checks all of it
+against transformers 5.x and 4.x.
+
+What differs from transformers: ``vocab_size`` counts the ordinary tokens (transformers counts
+the model's vocabulary, which for some files, GPT-4o's, also holds the added tokens);
+``all_special_tokens`` lists the role tokens, then the config's ``additional_special_tokens``
+(or, for a tokenizer not read from a transformers folder, every other special added token);
+``return_tensors="pt"`` needs torch; stride and overflowing tokens are not offered.
+Thread safety: every method here only reads the tokenizer, as :meth:`~cybpe.Tokenizer.encode`;
+the setters replace one value each.
 """
 
 from __future__ import annotations
@@ -23,7 +32,7 @@ from typing import Any, Optional, Sequence, Union
 
 import numpy as np
 
-from cybpe.errors import InvalidParameterError, InvalidTokenError, ParameterTypeError, describe
+from cybpe.errors import FormatError, InvalidParameterError, InvalidTokenError, ParameterTypeError, describe
 
 _ROLE_ORDER = ("bos_token", "eos_token", "unk_token", "pad_token")
 
@@ -116,21 +125,34 @@ class TransformersMethods:
                 raise ParameterTypeError(f"a token must be a str, not {type(t).__name__}")
         return [forward.get(t, unk) for t in tokens]
 
-    def tokenize(self, text: str, **kwargs: Any) -> list[str]:
-        """The HF token strings of ``text`` (added tokens matched, as transformers)."""
+    def tokenize(self, text: str, pair: Optional[str] = None, add_special_tokens: bool = False,
+                 **kwargs: Any) -> list[str]:
+        """The HF token strings of ``text`` (and ``pair``), added tokens matched (unless
+        :attr:`split_special_tokens`), the post-processor's tokens with ``add_special_tokens``,
+        as transformers' ``tokenize``."""
+        if not isinstance(text, str) or not (pair is None or isinstance(pair, str)):
+            raise ParameterTypeError(f"tokenize() takes a str (and a str pair), not "
+                                     f"{type(text if not isinstance(text, str) else pair).__name__}")
         backward = self._hf_strings()[1]
-        return [backward[i] for i in self._hf_encode(text)]
+        ids = self(text, pair, add_special_tokens=add_special_tokens, return_attention_mask=False,
+                   return_token_type_ids=False, **kwargs)["input_ids"]
+        return [backward[i] for i in ids]
 
     @property
     def all_special_tokens(self) -> list[str]:
-        """The role tokens (bos, eos, unk, pad; each once), then every other special added token
-        in id order."""
+        """The role tokens (bos, eos, unk, pad; each once), then the config's
+        ``additional_special_tokens`` (as transformers), or, for a tokenizer that was not read
+        from a transformers folder, every other special added token in id order."""
         roles = self.roles  # type: ignore[attr-defined]
         out: list[str] = []
         for role in _ROLE_ORDER:
             token = roles.get(role)
             if token is not None and token not in out:
                 out.append(token)
+        extras = self._hf_settings.extras  # type: ignore[attr-defined]
+        if extras is not None and all(t in self.vocab.special_tokens and t not in self.non_special_tokens
+                                      for t in extras):
+            return out + [t for t in dict.fromkeys(extras) if t not in out]
         for token, _ in sorted(self.vocab.special_tokens.items(), key=lambda kv: kv[1]):
             if token not in out and token not in self.non_special_tokens:
                 out.append(token)
@@ -153,79 +175,293 @@ class TransformersMethods:
             sequences = sequences.tolist()
         if isinstance(sequences, (str, bytes)) or not hasattr(sequences, "__iter__"):
             raise ParameterTypeError(f"batch_decode() takes a sequence of id sequences, not {type(sequences).__name__}")
-        return [self.decode(ids, skip_special_tokens=skip_special_tokens) for ids in sequences]  # type: ignore[attr-defined]
+        return [self.decode(ids, skip_special_tokens=skip_special_tokens, **kwargs)  # type: ignore[attr-defined]
+                for ids in sequences]
 
-    def _hf_encode(self, text: str) -> list[int]:
+    # -- transformers' settings (tokenizer_config.json; kept by from_pretrained / save_pretrained)
+    @property
+    def post_processor(self) -> Any:
+        """tokenizer.json's post-processor (:class:`cybpe.formats.hf_post.PostProcessor`) or
+        None: what ``tok(..., add_special_tokens=True)`` adds (Llama 3's BOS). The tiktoken-shaped
+        :meth:`encode` never adds anything."""
+        return self._post_processor  # type: ignore[attr-defined]
+
+    @property
+    def chat_template(self) -> Any:
+        """The chat template(s) of the transformers config: None, a Jinja string, or a dict of
+        name -> template. Kept and saved by :meth:`save_pretrained` (cybpe does not render it:
+        transformers' ``apply_chat_template`` does)."""
+        return self._hf_settings.chat_template  # type: ignore[attr-defined]
+
+    @chat_template.setter
+    def chat_template(self, value: Any) -> None:
+        from cybpe.formats.transformers_dir import check_chat_template
+
+        self._hf_settings.chat_template = check_chat_template(value, "chat_template")  # type: ignore[attr-defined]
+
+    @property
+    def padding_side(self) -> str:
+        """``"right"`` or ``"left"``: where ``tok(..., padding=...)`` pads unless told."""
+        return self._hf_settings.padding_side  # type: ignore[attr-defined]
+
+    @padding_side.setter
+    def padding_side(self, value: str) -> None:
+        from cybpe.formats.transformers_dir import check_side
+
+        self._hf_settings.padding_side = check_side(value, "padding_side")  # type: ignore[attr-defined]
+
+    @property
+    def truncation_side(self) -> str:
+        """``"right"`` or ``"left"``: which end ``tok(..., truncation=True)`` cuts."""
+        return self._hf_settings.truncation_side  # type: ignore[attr-defined]
+
+    @truncation_side.setter
+    def truncation_side(self, value: str) -> None:
+        from cybpe.formats.transformers_dir import check_side
+
+        self._hf_settings.truncation_side = check_side(value, "truncation_side")  # type: ignore[attr-defined]
+
+    @property
+    def split_special_tokens(self) -> bool:
+        """Whether ``tok(...)`` and :meth:`tokenize` read special tokens' strings as text (the
+        non-special added tokens are still matched), as transformers' setting."""
+        return self._hf_settings.split_special_tokens  # type: ignore[attr-defined]
+
+    @split_special_tokens.setter
+    def split_special_tokens(self, value: bool) -> None:
+        from cybpe.formats.transformers_dir import check_flag
+
+        self._hf_settings.split_special_tokens = check_flag(value, "split_special_tokens")  # type: ignore[attr-defined]
+
+    @property
+    def clean_up_tokenization_spaces(self) -> bool:
+        """transformers' setting, kept and saved. As transformers 5 does, :meth:`decode` applies
+        it to this byte-level BPE only when ``clean_up_tokenization_spaces_for_bpe_even_though_it_will_corrupt_output``
+        is set in the config too (transformers 4.x applies it alone)."""
+        return self._hf_settings.clean_up_tokenization_spaces  # type: ignore[attr-defined]
+
+    @clean_up_tokenization_spaces.setter
+    def clean_up_tokenization_spaces(self, value: bool) -> None:
+        from cybpe.formats.transformers_dir import check_flag
+
+        self._hf_settings.clean_up_tokenization_spaces = check_flag(value, "clean_up_tokenization_spaces")  # type: ignore[attr-defined]
+
+    @property
+    def model_input_names(self) -> list[str]:
+        """The keys ``tok(...)`` returns by default besides ``input_ids``: ``attention_mask`` and
+        ``token_type_ids`` when listed (default: ``["input_ids", "attention_mask"]``)."""
+        return list(self._hf_settings.model_input_names)  # type: ignore[attr-defined]
+
+    @model_input_names.setter
+    def model_input_names(self, value: Sequence[str]) -> None:
+        from cybpe.formats.transformers_dir import check_input_names
+
+        self._hf_settings.model_input_names = check_input_names(value, "model_input_names")  # type: ignore[attr-defined]
+
+    @property
+    def tokenizer_class(self) -> str:
+        """The config's ``tokenizer_class``, kept and saved (default ``PreTrainedTokenizerFast``)."""
+        return self._hf_settings.tokenizer_class  # type: ignore[attr-defined]
+
+    def _adds(self, role: str, first: bool) -> bool:
+        post = self._post_processor  # type: ignore[attr-defined]
+        token_id = self._role_id(role)  # type: ignore[attr-defined]
+        if post is None or token_id is None:
+            return False
+        template = post.single
+        kind, name, _ = template[0] if first else template[-1]
+        return kind == "special" and post.pieces[name] == (token_id,)
+
+    @property
+    def add_bos_token(self) -> bool:
+        """Whether ``tok(text)`` starts with the ``bos_token`` (the post-processor's template).
+        Setting it rebuilds the post-processor as transformers 5 does (``bos:0 $A:0 eos:0``,
+        pairs ``... bos:1 $B:1 eos:1``) and records the flag for the config."""
+        return self._adds("bos_token", True)
+
+    @add_bos_token.setter
+    def add_bos_token(self, value: bool) -> None:
+        self._set_flags(value, self.add_eos_token, "add_bos_token")
+
+    @property
+    def add_eos_token(self) -> bool:
+        """Whether ``tok(text)`` ends with the ``eos_token`` (see :attr:`add_bos_token`)."""
+        return self._adds("eos_token", False)
+
+    @add_eos_token.setter
+    def add_eos_token(self, value: bool) -> None:
+        self._set_flags(self.add_bos_token, value, "add_eos_token")
+
+    def _set_flags(self, bos: bool, eos: bool, name: str) -> None:
+        from cybpe.formats.hf_post import template_for_flags
+        from cybpe.formats.transformers_dir import check_flag
+
+        check_flag(bos if name == "add_bos_token" else eos, name)
+        pieces = []
+        for flag, role in ((bos, "bos_token"), (eos, "eos_token")):
+            token = self.roles[role] if flag else None  # type: ignore[attr-defined]
+            if flag and token is None:
+                raise InvalidParameterError(f"{name}: there is no {role} (set one with set_roles)")
+            pieces.append(None if token is None else (token, self.vocab.special_tokens[token]))
+        self._post_processor = template_for_flags(*pieces)  # type: ignore[attr-defined]
+        setattr(self._hf_settings, name, bos if name == "add_bos_token" else eos)  # type: ignore[attr-defined]
+
+    def _check_bos_eos_flags(self, where: str) -> None:
+        """A config's ``add_bos_token`` / ``add_eos_token`` must say what the post-processor
+        does: transformers 5 (and 4.x's generic class) follow tokenizer.json and ignore the
+        flags beside it, while 4.x's Llama classes rebuild the post-processor from them, so
+        where the two disagree no answer equals every transformers' (FormatError)."""
+        settings = self._hf_settings  # type: ignore[attr-defined]
+        for flag, role, first in (("add_bos_token", "bos_token", True), ("add_eos_token", "eos_token", False)):
+            said = getattr(settings, flag)
+            # (without the role transformers adds nothing for the flag either)
+            if said is not None and self.roles[role] is not None and said != self._adds(role, first):  # type: ignore[attr-defined]
+                raise FormatError(
+                    f"{where}: tokenizer_config.json says {flag}={str(said).lower()}, but tokenizer.json's "
+                    f"post-processor {'adds' if not said else 'does not add'} the {role}: transformers "
+                    f"versions and classes disagree on which applies, so cybpe refuses the folder "
+                    f"(make the two agree)")
+
+    # -- encoding ------------------------------------------------------------------------------
+    def _hf_encode(self, text: str, split_special: Optional[bool] = None) -> list[int]:
+        split = self.split_special_tokens if split_special is None else split_special
+        if split:
+            return self.encode(text, disallowed_special=())  # type: ignore[attr-defined]
         return self.encode(text, allowed_special="all")  # type: ignore[attr-defined]
 
-    def __call__(self, text: Union[str, Sequence[str]], *, add_special_tokens: bool = True,
-                 padding: Union[bool, str] = False, truncation: Union[bool, str] = False,
+    def _hf_encode_offsets(self, text: str, split: bool) -> tuple[list[int], list[tuple[int, int]]]:
+        if split:
+            return self.encode_with_offsets(text, disallowed_special=())  # type: ignore[attr-defined]
+        return self.encode_with_offsets(text, allowed_special="all")  # type: ignore[attr-defined]
+
+    def _hf_sequence(self, text: str, split: bool, offsets: bool) -> tuple[list[int], Optional[list[tuple[int, int]]]]:
+        if not offsets:
+            return self._hf_encode(text, split), None
+        ids, spans = self._hf_encode_offsets(text, split)
+        post = self._post_processor  # type: ignore[attr-defined]
+        if post is not None and post.trim is not None:
+            from cybpe.formats.hf_post import trim_offsets
+
+            pieces = [self.token_bytes(i) if i < len(self.vocab.tokens) else b"" for i in ids]  # type: ignore[attr-defined]
+            spans = trim_offsets(pieces, spans, post.trim)
+        return ids, spans
+
+    def __call__(self, text: Union[str, Sequence[str]], text_pair: Union[str, Sequence[str], None] = None, *,
+                 add_special_tokens: bool = True,
+                 padding: Union[bool, str] = False, truncation: Union[bool, str, None] = None,
                  max_length: Optional[int] = None, pad_to_multiple_of: Optional[int] = None,
                  padding_side: Optional[str] = None, return_tensors: Optional[str] = None,
-                 return_attention_mask: Optional[bool] = None, **kwargs: Any) -> BatchEncoding:
-        """Encode a text or a batch as transformers' ``tokenizer(...)`` does: a
-        :class:`BatchEncoding` with ``input_ids`` and (unless ``return_attention_mask=False``)
-        ``attention_mask``, lists (of lists for a batch) or, with ``return_tensors="np"``,
-        int64 arrays (rows of different lengths: an object array of int64 rows, as transformers
-        5). ``truncation`` cuts to ``max_length`` (else ``model_max_length``) on the
-        right; ``padding`` (``True``/``"longest"``, ``"max_length"``) pads with ``pad_token`` on
-        ``padding_side`` (default right), to a multiple of ``pad_to_multiple_of`` when given.
-        ``add_special_tokens`` is accepted: cybpe applies no post-processor."""
+                 return_token_type_ids: Optional[bool] = None,
+                 return_attention_mask: Optional[bool] = None,
+                 return_offsets_mapping: bool = False, return_special_tokens_mask: bool = False,
+                 return_length: bool = False, split_special_tokens: Optional[bool] = None,
+                 **kwargs: Any) -> BatchEncoding:
+        """Encode a text, a pair, or a batch of either as transformers' ``tokenizer(...)`` does: a
+        :class:`BatchEncoding` with ``input_ids`` and the keys :attr:`model_input_names` lists
+        (``attention_mask``, ``token_type_ids``) unless ``return_attention_mask`` /
+        ``return_token_type_ids`` say otherwise, plus ``offset_mapping``,
+        ``special_tokens_mask`` and ``length`` when asked. Lists (of lists for a batch) or, with
+        ``return_tensors="np"``, int64 arrays (rows of different lengths: an object array of
+        rows, as transformers 5).
+
+        ``add_special_tokens``: apply the post-processor (:attr:`post_processor`: Llama 3's
+        BOS). ``truncation`` (``True``/``"longest_first"``, ``"only_first"``, ``"only_second"``)
+        cuts to ``max_length`` (else ``model_max_length``), the added special tokens included, on
+        :attr:`truncation_side`, as HF tokenizers splits the cut between the two texts of a
+        pair. ``padding`` (``True``/``"longest"``, ``"max_length"``) pads with ``pad_token`` on
+        ``padding_side`` (default :attr:`padding_side`), to a multiple of ``pad_to_multiple_of``
+        when given. ``split_special_tokens`` (default: the setting) reads special tokens as
+        text."""
         if kwargs:
             raise InvalidParameterError(f"unsupported argument(s): {', '.join(sorted(kwargs))}")
-        if not isinstance(add_special_tokens, bool):
-            raise ParameterTypeError("add_special_tokens must be True or False")
+        for flag_name, flag in (("add_special_tokens", add_special_tokens),
+                                ("return_offsets_mapping", return_offsets_mapping),
+                                ("return_special_tokens_mask", return_special_tokens_mask),
+                                ("return_length", return_length)):
+            if not isinstance(flag, bool):
+                raise ParameterTypeError(f"{flag_name} must be True or False")
         batched = not isinstance(text, str)
-        texts = list(text) if batched else [text]
-        if batched and not all(isinstance(t, str) for t in texts):
-            raise ParameterTypeError("tok(...) takes a str or a sequence of str")
+        texts = _texts(text, "text")
+        pairs = None if text_pair is None else _texts(text_pair, "text_pair")
+        if pairs is not None:
+            if isinstance(text_pair, str) == batched:
+                raise InvalidParameterError("text and text_pair must both be a str or both a batch")
+            if len(pairs) != len(texts):
+                raise InvalidParameterError(f"text has {len(texts)} items, text_pair {len(pairs)}")
+        split = self.split_special_tokens if split_special_tokens is None else bool(split_special_tokens)
         mode = _padding_mode(padding)
-        side = "right" if padding_side is None else padding_side
+        side = self.padding_side if padding_side is None else padding_side
         if side not in ("left", "right"):
             raise InvalidParameterError(f"padding_side must be 'left' or 'right', not {side!r}")
+        strategy = _truncation_strategy(truncation)
         cut = None
-        if truncation not in (False, None, "do_not_truncate"):
-            if truncation not in (True, "longest_first", "only_first"):
-                raise InvalidParameterError(f"truncation must be True, False or 'longest_first', not {truncation!r}")
+        if strategy is not None:
             cut = max_length if max_length is not None else self.model_max_length  # type: ignore[attr-defined]
+            if strategy == "only_second" and pairs is None:
+                raise InvalidParameterError("truncation='only_second' needs text_pair")
         if (mode is not None and cut is not None and pad_to_multiple_of and max_length is not None
                 and max_length % pad_to_multiple_of):
             raise InvalidParameterError(f"truncation and padding are both on, but max_length={max_length} is not a "
                                         f"multiple of pad_to_multiple_of={pad_to_multiple_of}")
-        rows = [self._hf_encode(t) for t in texts]
-        if cut is not None:
-            rows = [r[:cut] for r in rows]
-        masks = [[1] * len(r) for r in rows]
+        post = self._post_processor  # type: ignore[attr-defined]
+        if post is None:
+            from cybpe.formats.hf_post import PostProcessor
+
+            post = PostProcessor(None)
+        rows = []
+        for j, first in enumerate(texts):
+            a, a_off = self._hf_sequence(first, split, return_offsets_mapping)
+            b, b_off = (None, None) if pairs is None else self._hf_sequence(pairs[j], split, return_offsets_mapping)
+            if cut is not None:
+                budget = cut - (post.added(b is not None) if add_special_tokens else 0)
+                if budget >= 0:  # (a max_length below the added tokens' count cuts nothing, as HF)
+                    a, a_off, b, b_off = _truncate(a, a_off, b, b_off, budget, strategy, self.truncation_side)
+            rows.append(post.apply(a, b, add_special_tokens, a_off if return_offsets_mapping else None,
+                                   b_off if return_offsets_mapping else None))
+        columns: dict[str, list] = {"input_ids": [r[0] for r in rows]}
+        names = self.model_input_names
+        if (return_token_type_ids if return_token_type_ids is not None else "token_type_ids" in names):
+            columns["token_type_ids"] = [r[1] for r in rows]
+        if (return_attention_mask if return_attention_mask is not None else "attention_mask" in names):
+            columns["attention_mask"] = [[1] * len(r[0]) for r in rows]
+        if return_special_tokens_mask:
+            columns["special_tokens_mask"] = [r[2] for r in rows]
+        if return_offsets_mapping:
+            columns["offset_mapping"] = [r[3] for r in rows]
+        lengths = [len(r[0]) for r in rows]
         if mode is not None:
             if self.pad_token_id is None:  # type: ignore[attr-defined]
                 raise InvalidParameterError("padding needs a pad_token: set one with set_roles(pad_token=...)")
-            width = max_length if mode == "max_length" and max_length is not None else max((len(r) for r in rows), default=0)
+            width = max_length if mode == "max_length" and max_length is not None else max(lengths, default=0)
             if pad_to_multiple_of:
                 width = -(-width // pad_to_multiple_of) * pad_to_multiple_of
-            pad = self.pad_token_id  # type: ignore[attr-defined]
-            for j, row in enumerate(rows):
-                extra = max(0, width - len(row))
-                if side == "right":
-                    rows[j], masks[j] = row + [pad] * extra, masks[j] + [0] * extra
-                else:
-                    rows[j], masks[j] = [pad] * extra + row, [0] * extra + masks[j]
-        out = BatchEncoding(input_ids=rows if batched else rows[0])
-        if return_attention_mask is not False:
-            out["attention_mask"] = masks if batched else masks[0]
+            fill = {"input_ids": self.pad_token_id, "token_type_ids": 0, "attention_mask": 0,  # type: ignore[attr-defined]
+                    "special_tokens_mask": 1, "offset_mapping": (0, 0)}
+            for key, values in columns.items():
+                for j, row in enumerate(values):
+                    extra = max(0, width - len(row))
+                    values[j] = row + [fill[key]] * extra if side == "right" else [fill[key]] * extra + row
+        if return_length:
+            columns["length"] = [len(r) for r in columns["input_ids"]] if mode is not None else lengths
+        # (a single text's length is still a list of one, as transformers gives it)
+        out = BatchEncoding({k: (v if batched or k == "length" else v[0]) for k, v in columns.items()})
         if return_tensors is None:
             return out
         if return_tensors not in ("np", "pt"):
             raise InvalidParameterError(f"return_tensors must be 'np', 'pt' or None, not {return_tensors!r}")
-        if len({len(r) for r in rows}) > 1:  # ragged: transformers 5 gives an object array of rows
+        if len({len(r) for r in columns["input_ids"]}) > 1:  # ragged: transformers 5 gives an object array of rows
             if return_tensors == "pt":
                 raise InvalidParameterError("the rows have different lengths: pass padding=True to make a tensor")
             ragged = {}
             for key, value in out.items():
+                if key == "length":
+                    ragged[key] = np.array(value, dtype=np.int64)
+                    continue
                 ragged[key] = np.empty(len(value), dtype=object)
                 for j, row in enumerate(value):
                     ragged[key][j] = np.array(row)  # (an empty row is float64 there too)
             return BatchEncoding(ragged)
-        arrays = {k: np.array(v if batched else [v], dtype=np.int64) for k, v in out.items()}
+        arrays = {k: np.array(v if batched or k == "length" else [v], dtype=np.int64) for k, v in out.items()}
         if return_tensors == "pt":
             try:
                 import torch
@@ -233,3 +469,78 @@ class TransformersMethods:
                 raise InvalidParameterError("return_tensors='pt' needs torch, which is not installed") from None
             return BatchEncoding({k: torch.from_numpy(a) for k, a in arrays.items()})
         return BatchEncoding(arrays)
+
+
+def _texts(value: Any, name: str) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, (bytes, bytearray)) or not hasattr(value, "__iter__"):
+        raise ParameterTypeError(f"{name} must be a str or a sequence of str, not {type(value).__name__}")
+    items = list(value)
+    if not all(isinstance(t, str) for t in items):
+        raise ParameterTypeError(f"tok(...) takes a str or a sequence of str as {name}")
+    return items
+
+
+def _truncation_strategy(truncation: Any) -> Optional[str]:
+    if truncation in (False, None, "do_not_truncate"):
+        return None
+    if truncation is True or truncation == "longest_first":
+        return "longest_first"
+    if truncation in ("only_first", "only_second"):
+        return truncation
+    raise InvalidParameterError(f"truncation must be True, False, 'longest_first', 'only_first' or "
+                                f"'only_second', not {truncation!r}")
+
+
+def _cut(ids: list[int], offsets: Optional[list], n: int, side: str) -> tuple[list[int], Optional[list]]:
+    if len(ids) <= n:
+        return ids, offsets
+    if side == "right":
+        return ids[:n], None if offsets is None else offsets[:n]
+    return ids[len(ids) - n:], None if offsets is None else offsets[len(ids) - n:]
+
+
+def _truncate(a: list[int], a_off: Optional[list], b: Optional[list[int]], b_off: Optional[list],
+              max_length: int, strategy: Optional[str], side: str) -> tuple:
+    """HF tokenizers' ``truncate_encodings`` (stride 0): one sequence is cut to ``max_length``;
+    a pair by ``strategy``: ``longest_first`` keeps the shorter whole when the longer can give
+    up the difference, else splits ``max_length`` in halves (the odd one to the longer);
+    ``only_first`` / ``only_second`` cut one of them, or fail when it is too short."""
+    total = len(a) + (len(b) if b is not None else 0)
+    if max_length == 0:
+        a, a_off = _cut(a, a_off, 0, side)
+        if b is not None:
+            b, b_off = _cut(b, b_off, 0, side)
+        return a, a_off, b, b_off
+    if total <= max_length:
+        return a, a_off, b, b_off
+    remove = total - max_length
+    if strategy == "longest_first":
+        if b is None:
+            a, a_off = _cut(a, a_off, max_length, side)
+            return a, a_off, b, b_off
+        n1, n2 = len(a), len(b)
+        swap = n1 > n2
+        if swap:
+            n1, n2 = n2, n1
+        n2 = n1 if n1 > max_length else max(n1, max_length - n1)
+        if n1 + n2 > max_length:
+            n1 = max_length // 2
+            n2 = n1 + max_length % 2
+        if swap:
+            n1, n2 = n2, n1
+        a, a_off = _cut(a, a_off, n1, side)
+        b, b_off = _cut(b, b_off, n2, side)
+        return a, a_off, b, b_off
+    if strategy == "only_first" or b is None:
+        if len(a) <= remove:
+            raise InvalidParameterError(f"truncation='only_first': the first text has {len(a)} tokens, "
+                                        f"fewer than the {remove} to remove")
+        a, a_off = _cut(a, a_off, len(a) - remove, side)
+        return a, a_off, b, b_off
+    if len(b) <= remove:
+        raise InvalidParameterError(f"truncation='only_second': the second text has {len(b)} tokens, "
+                                    f"fewer than the {remove} to remove")
+    b, b_off = _cut(b, b_off, len(b) - remove, side)
+    return a, a_off, b, b_off

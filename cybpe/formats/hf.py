@@ -24,6 +24,7 @@ from typing import Any, Optional, Union
 
 from cybpe.io.atomic import PathLike, atomic_write_text, checked_path, read_json
 from cybpe.formats.bytelevel import bytelevel_to_bytes, bytes_to_bytelevel
+from cybpe.formats.hf_post import read_post_processor
 from cybpe.formats.oniguruma import PatternSyntaxError, from_oniguruma, to_oniguruma
 from cybpe.formats.merges import all_splits_merges, rank_vocab_if_all_splits, resolve_merge
 from cybpe.formats.vocab import Vocab
@@ -331,7 +332,10 @@ def load_hf_tokenizer_json(path: PathLike, *, rank_if_all_splits: bool = False) 
     add one are refused), ``special`` (names of the added tokens flagged ``special: true``),
     ``normalizer`` (None or ``"NFC"``) and ``drops_unmatched`` (True when the split keeps only
     the regex matches, ``Removed`` + ``invert``; False for ``Isolated``).
-    Truncation, padding and the post-processor are encode-time options and are ignored.
+    ``post_processor``: the file's post-processor (:class:`cybpe.formats.hf_post.PostProcessor`,
+    or None), which transformers-shaped calls apply; a form cybpe does not apply is a
+    FormatError (:func:`cybpe.formats.hf_post.read_post_processor`), and so is a file with
+    ``truncation`` or ``padding`` set (transformers would make them default arguments).
 
     ``rank_if_all_splits``: an all-splits merge list (Llama 3's) gives the rank-only vocabulary,
     by :func:`cybpe.formats.merges.rank_vocab_if_all_splits` with the index built here.
@@ -383,6 +387,11 @@ def load_hf_tokenizer_doc(doc: Any, src: str = "tokenizer.json", *,
     if rank_if_all_splits:  # (before validate: a rank-only vocabulary has no merges to check)
         vocab = rank_vocab_if_all_splits(vocab, index)
     vocab.validate(src)
+    for option in ("truncation", "padding"):
+        if doc.get(option) is not None:
+            # transformers turns these into default tokenizer(...) arguments; cybpe would lose them
+            raise _unsupported(src, option, doc[option])
+    post_processor = read_post_processor(src, doc.get("post_processor"), vocab.n_vocab)
     info = {
         "pattern": pattern,
         "hf_pattern": hf_pattern,
@@ -390,6 +399,7 @@ def load_hf_tokenizer_doc(doc: Any, src: str = "tokenizer.json", *,
         "special": flagged,
         "normalizer": normalizer,
         "drops_unmatched": drops_unmatched,
+        "post_processor": post_processor,
     }
     return vocab, info
 
@@ -440,6 +450,7 @@ def save_hf_tokenizer_json(
     *,
     special_flags: SpecialFlags = None,
     normalizer: Optional[str] = None,
+    post_processor: Any = None,
 ) -> None:
     """Write a ``tokenizer.json`` that ``tokenizers`` loads and that encodes like tiktoken.
 
@@ -449,7 +460,9 @@ def save_hf_tokenizer_json(
     vocabulary's (true for tiktoken ranks), so HF's whole-piece lookup matches cybpe's.
     ``special_flags``: which special tokens HF marks ``special: true`` (skipped when decoding
     with ``skip_special_tokens``) — a mapping name -> bool, or a collection of the flagged names;
-    default: all of them. ``normalizer``: None or ``"NFC"``.
+    default: all of them. ``normalizer``: None or ``"NFC"``. ``post_processor``: the JSON of
+    the post-processor to write (a :class:`~cybpe.formats.hf_post.PostProcessor`'s ``spec``),
+    or None.
     """
     vocab.validate("vocabulary to save")
     if normalizer not in (None, "NFC"):
@@ -493,7 +506,7 @@ def save_hf_tokenizer_json(
                  "use_regex": False},
             ],
         },
-        "post_processor": None,
+        "post_processor": post_processor,
         "decoder": {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False,
                     "use_regex": False},
     }

@@ -13,12 +13,15 @@
      "roles": {"bos_token": null, "eos_token": "<|endoftext|>", ...},   # version 2 only
      "non_special_tokens": ["<think>"],    # version 2 only: added tokens that are not special
      "model_max_length": null | 8192,      # version 2 only
+     "post_processor": null | {...},       # version 2 only: tokenizer.json's post-processor
+     "transformers": null | {...},         # version 2 only: the transformers config cybpe keeps
      "tokens": ["IQ==", ...],               # base64 of each ordinary token, in id order
      "merges": null | [[left_id, right_id], ...]
     }
 
-Version 2 adds the three tokenizer fields marked above (transformers' token roles, the added
-tokens that are matched in text but are not special, and the length limit). A file that needs
+Version 2 adds the tokenizer fields marked above (transformers' token roles, the added
+tokens that are matched in text but are not special, the length limit, the HF post-processor
+and the rest of a transformers folder's config: chat templates, padding side...). A file that needs
 none of them is still written as version 1, so that older cybpe releases keep reading it;
 version 1 files load with no roles, every added token special (or as the legacy
 ``metadata["hf_special"]`` list says) and no length limit.
@@ -45,7 +48,8 @@ FORMAT_NAME = "cybpe-tokenizer"
 #: The newest version this cybpe reads (and writes when the tokenizer fields are needed).
 FORMAT_VERSION = 2
 #: The fields version 2 adds (see the module docstring), with their "not set" values.
-TOKENIZER_FIELDS: dict[str, Any] = {"roles": {}, "non_special_tokens": [], "model_max_length": None}
+TOKENIZER_FIELDS: dict[str, Any] = {"roles": {}, "non_special_tokens": [], "model_max_length": None,
+                                     "post_processor": None, "transformers": None}
 
 
 def save_native(
@@ -175,6 +179,9 @@ def _tokenizer_fields(src: str, doc: dict[str, Any]) -> dict[str, Any]:
         raise FormatError(f"{src}: \"non_special_tokens\" is not a list of strings")
     if limit is not None and not (_is_int(limit) and limit > 0):
         raise FormatError(f"{src}: \"model_max_length\" is not a positive integer or null")
+    for key in ("post_processor", "transformers"):
+        if fields[key] is not None and not isinstance(fields[key], dict):
+            raise FormatError(f"{src}: \"{key}\" is not an object or null")
     return fields
 
 

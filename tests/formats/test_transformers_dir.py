@@ -1,8 +1,8 @@
 """transformers tokenizer directories: ``save_pretrained`` / ``from_pretrained``, token roles and
 non-special added tokens, checked against transformers and HF tokenizers themselves.
 
-Only transformers' newest major (5.x, the ``test`` extra) is tested: 4.x cannot share the
-environment. The real Llama 3 / Qwen3 / GPT-4o folders and the evaluation corpora come from the
+Runs under transformers 5.x (the ``test`` extra) and, in CI, 4.x too
+(``.ci/stage-transformers4.sh``: the two majors cannot share one environment). The real Llama 3 / Qwen3 / GPT-4o folders and the evaluation corpora come from the
 shared folder (skipped with a reason when it is absent); the trained tokenizer from the UDHR
 sample that ships with cybpe.
 """
@@ -225,9 +225,11 @@ def test_real_directory_as_transformers_reads_it(real_tokenizers, shared_dir, na
     texts = [t for _, t in _eval_texts(shared_dir, 3_000)] + HOSTILE
     for text in texts:
         assert hf(text, add_special_tokens=False)["input_ids"] == tok.encode(text, allowed_special="all")
-    # and cybpe's own save of it loads in transformers with the same ids and roles
+    # and cybpe's own save of it loads in transformers with the same ids and roles (the save
+    # keeps the config's tokenizer_class, so the same loader reads it as it read the original:
+    # tests/compat/test_transformers_roundtrip.py compares AutoTokenizer on both)
     tok.save_pretrained(tmp_path / name)
-    again = transformers.AutoTokenizer.from_pretrained(str(tmp_path / name))
+    again = loader.from_pretrained(str(tmp_path / name))
     assert (again.bos_token, again.eos_token, again.pad_token) == (hf.bos_token, hf.eos_token, hf.pad_token)
     for text in texts:
         assert again(text, add_special_tokens=False)["input_ids"] == tok.encode(text, allowed_special="all")

@@ -96,6 +96,10 @@ class Engine:
         model = doc.get("model") if isinstance(doc, dict) else None
         if not isinstance(model, dict) or model.get("type", "BPE") != "BPE":
             raise Unsupported(f"model type {model.get('type') if isinstance(model, dict) else None!r} (cybpe reads BPE)")
+        # The engine encodes the text only: truncation, padding and the post-processor are the
+        # backend's (read live at each call), so the loader, which refuses what it cannot apply
+        # itself, is not shown them.
+        doc = {**doc, "truncation": None, "padding": None, "post_processor": None}
         try:
             vocab, info = load_hf_tokenizer_doc(doc, "the tokenizer", rank_if_all_splits=True)
             self.tokenizer = Tokenizer(**Tokenizer._hf_parts_of(vocab, info), source="the tokenizer")

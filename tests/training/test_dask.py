@@ -110,7 +110,7 @@ def test_many_files_make_one_task_per_worker_thread(client, corpus, tmp_path):
 
 
 def test_groups_are_consecutive_and_balanced_by_bytes():
-    from cybpe.dask import _groups
+    from cybpe.training.shards import group_shards as _groups
 
     pieces = [cybpe.Shard("f", a, a + size) for a, size in zip(range(0, 1000, 100), [100] * 10)]
     assert [len(g) for g in _groups(pieces, 3)] == [3, 4, 3]

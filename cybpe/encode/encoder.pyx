@@ -60,12 +60,9 @@ from cybpe.encode.thread_cache cimport (
     thread_cache_mask,
 )
 from cybpe._c.cpu cimport prefetch_read
+from cybpe._c.system cimport aligned_block  # posix_memalign (malloc on Windows): freed by free()
 from cybpe._c.types cimport IdBuffer, grow_buffer, id_buffer_reserve, rank_t, token_t
 
-
-
-cdef extern from "<stdlib.h>" nogil:
-    int posix_memalign(void** block, size_t alignment, size_t size)  # freed by free()
 
 cdef extern from "Python.h":
     # Raw forms (no reference counting by Cython): ids_list moves borrowed ints into a list.
@@ -706,7 +703,7 @@ cdef int build_tokens(RankEncoder encoder, tokens) except -1:
     cdef Py_ssize_t slots = <Py_ssize_t>1 << table_bits(n)
     t.token_mask = <uint64_t>(slots - 1)
     cdef void* block = NULL
-    if posix_memalign(&block, 64, slots * sizeof(TokenSlot)) != 0:  # slots never cross a line
+    if aligned_block(&block, 64, slots * sizeof(TokenSlot)) != 0:  # slots never cross a line
         raise MemoryError()
     t.token_slots = <TokenSlot*>block
     memset(t.token_slots, 0xFF, slots * sizeof(TokenSlot))  # token -1: empty

@@ -45,12 +45,12 @@
 # atomic increment. All of it is callable without the GIL.
 
 from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t
+from cybpe._c.system cimport page_size   # (its C first: pthread keys, also on Windows; the atomic add)
 
 cdef extern from *:
     """
     #ifndef CYBPE_THREAD_CACHE
     #define CYBPE_THREAD_CACHE
-    #include <pthread.h>
     #include <stdint.h>
     #include <stdlib.h>
 
@@ -89,7 +89,7 @@ cdef extern from *:
     }
 
     static uint64_t cybpe_next_encoder_serial(void) {
-        return __atomic_add_fetch(&cybpe_encoder_serials, 1, __ATOMIC_RELAXED);
+        return CYBPE_ATOMIC_ADD_FETCH_U64(&cybpe_encoder_serials, 1);
     }
 
     /* hash & mask is a set: its entries are [set * WAYS, set * WAYS + WAYS). */

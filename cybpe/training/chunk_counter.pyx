@@ -66,6 +66,7 @@ import operator
 import os
 import sys
 
+from cybpe._c.portable cimport mul128   # (its C first: cybpe_mum and the prefetch below use it)
 from cybpe._c.utf8_texts cimport Utf8Texts
 from cybpe.pretokenize.scanner_api cimport BaseScanner, SCAN_GAVE_UP
 
@@ -83,8 +84,8 @@ cdef extern from *:
     #include <string.h>
     #include <stdint.h>
     static inline uint64_t cybpe_mum(uint64_t a, uint64_t b) {
-        __uint128_t r = (__uint128_t)a * b;
-        return (uint64_t)r ^ (uint64_t)(r >> 64);
+        uint64_t hi, lo = cybpe_mul128(a, b, &hi);
+        return lo ^ hi;
     }
     /* Hash of p[0:n]; only used inside one process (never stored). */
     static inline uint64_t cybpe_chunk_hash(const uint8_t* p, size_t n, uint64_t seed) {
@@ -113,11 +114,7 @@ cdef extern from *:
 
 cdef extern from *:
     """
-    #if defined(__GNUC__) || defined(__clang__)
-    #define cybpe_prefetch_write(p) __builtin_prefetch((p), 1, 1)
-    #else
-    #define cybpe_prefetch_write(p) ((void)(p))
-    #endif
+    #define cybpe_prefetch_write(p) CYBPE_PREFETCH((p), 1, 1)
     """
     void cybpe_prefetch_write(const void* p) nogil
 

@@ -22,11 +22,13 @@
 #
 # Usage (from Cython, the names below; from C in another verbatim block, the macros):
 #
-#     from cybpe._c.portable cimport ctz64, bswap64, load64_le, mul128
+#     from cybpe._c.portable cimport atomic_cas_int, atomic_store_int, ctz64, load64_le
 #     k = ctz64(mask)                 # x != 0
 #     w = load64_le(p)                # p[0] is the lowest byte of w, on every machine
+#     if not atomic_cas_int(&flag, 0, 1): ...   # another thread holds the flag
 #
-# Thread safety: pure functions and macros; the atomic add is atomic.
+# Thread safety: pure functions and macros; the atomics are atomic (with GCC/Clang, MSVC or C11;
+# the last-resort plain-C forms rely on the GIL, and refuse a free-threaded build).
 from libc.stdint cimport uint64_t
 
 cdef extern from *:
@@ -193,6 +195,34 @@ cdef extern from *:
     #define CYBPE_ATOMIC_ADD_FETCH_U64(p, v) (*(p) += (v))
     #endif
 
+    /* ---- a flag claimed by one thread at a time: compare-and-swap an int (1: swapped), and a
+       release store; under the GIL they cost what a plain check and store do, and they are what
+       a free-threaded build needs (docs/guide/free-threading.md) ---- */
+    #if defined(CYBPE_GNU)
+    static inline int cybpe_atomic_cas_int(int* p, int expected, int desired) {
+        return __atomic_compare_exchange_n(p, &expected, desired, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+    }
+    #define CYBPE_ATOMIC_STORE_INT(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
+    #elif defined(CYBPE_MSVC)
+    static inline int cybpe_atomic_cas_int(int* p, int expected, int desired) {
+        return _InterlockedCompareExchange((volatile long*)p, (long)desired, (long)expected) == (long)expected;
+    }
+    #define CYBPE_ATOMIC_STORE_INT(p, v) ((void)_InterlockedExchange((volatile long*)(p), (long)(v)))
+    #elif defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L && !defined(__STDC_NO_ATOMICS__)
+    static inline int cybpe_atomic_cas_int(int* p, int expected, int desired) {
+        return atomic_compare_exchange_strong_explicit((_Atomic int*)p, &expected, desired,
+                                                       memory_order_acq_rel, memory_order_acquire);
+    }
+    #define CYBPE_ATOMIC_STORE_INT(p, v) atomic_store_explicit((_Atomic int*)(p), (v), memory_order_release)
+    #else
+    static inline int cybpe_atomic_cas_int(int* p, int expected, int desired) {
+        if (*p != expected) return 0;
+        *p = desired;
+        return 1;
+    }
+    #define CYBPE_ATOMIC_STORE_INT(p, v) ((void)(*(p) = (v)))
+    #endif
+
     /* What this build chose, for cybpe._c.build_info (and the CI stages that check it). */
     #if defined(CYBPE_GNU)
     #define CYBPE_BUILTINS "gnu"
@@ -230,6 +260,8 @@ cdef extern from *:
     uint64_t bswap64 "CYBPE_BSWAP64"(uint64_t x) noexcept nogil
     uint64_t load64_le "cybpe_load64_le"(const void* p) noexcept nogil
     uint64_t mul128 "cybpe_mul128"(uint64_t a, uint64_t b, uint64_t* hi) noexcept nogil
+    bint atomic_cas_int "cybpe_atomic_cas_int"(int* p, int expected, int desired) noexcept nogil
+    void atomic_store_int "CYBPE_ATOMIC_STORE_INT"(int* p, int value) noexcept nogil
     const char* BUILTINS "CYBPE_BUILTINS"
     const char* SIMD "CYBPE_SIMD"
     const char* BYTE_ORDER "CYBPE_BYTE_ORDER"

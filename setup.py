@@ -7,6 +7,9 @@ Environment switches (for development only):
 * ``CYBPE_BUILD_ONLY=trainer,encoder``  build only these modules (by file stem; faster edit loops).
 * ``CYBPE_KEEP_SYMBOLS=1``  keep the symbol table and debug info in wheels (they are stripped).
 * ``CYBPE_BUILD_JOBS=N``  cythonize and compile N modules at a time (default: every CPU).
+* ``CYBPE_PORTABLE=1``  plain C only: no compiler builtins, no SIMD intrinsics (the scalar twins
+  and the plain-C definitions of ``cybpe/_c/portable.pxd``, what an unknown compiler gets). CI
+  builds it with ``CFLAGS=-funsigned-char`` (``.ci/stage-portable.sh``); slower, never shipped.
 
 Wheels (``bdist_wheel``, which ``python -m build`` and ``pip wheel`` run) get stripped
 extensions: ``-s`` at link time drops the symbol table and the debug info Python's own CFLAGS
@@ -35,7 +38,13 @@ COMPILER_DIRECTIVES = {
     "embedsignature": True,
 }
 
-EXTRA_COMPILE_ARGS = ["-O0", "-g"] if DEBUG else ["-O3"]
+PORTABLE = os.environ.get("CYBPE_PORTABLE", "") not in ("", "0")
+MSVC = sys.platform == "win32"  # setuptools builds CPython extensions with MSVC there
+if MSVC:
+    EXTRA_COMPILE_ARGS = ["/Od", "/Zi"] if DEBUG else ["/O2"]
+else:
+    EXTRA_COMPILE_ARGS = ["-O0", "-g"] if DEBUG else ["-O3"]
+DEFINE_MACROS = [("CYBPE_PORTABLE", "1")] if PORTABLE else []
 KEEP_SYMBOLS = DEBUG or os.environ.get("CYBPE_KEEP_SYMBOLS", "") not in ("", "0")
 # setuptools' PEP 517 backend runs this file with the command in sys.argv ("bdist_wheel").
 STRIP = "bdist_wheel" in sys.argv and sys.platform.startswith("linux") and not KEEP_SYMBOLS
@@ -54,6 +63,7 @@ def extensions():
                 module,
                 [path],
                 include_dirs=[os.path.join("cybpe", "_c")],
+                define_macros=DEFINE_MACROS,
                 extra_compile_args=EXTRA_COMPILE_ARGS,
                 extra_link_args=EXTRA_LINK_ARGS,
             )

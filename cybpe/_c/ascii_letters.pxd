@@ -12,6 +12,8 @@
 # Thread safety: a pure function of the 8 bytes it reads; call it from any thread.
 from libc.stdint cimport uint8_t
 
+from cybpe._c.portable cimport ctz64   # (its C first: the function below uses it)
+
 cdef extern from *:
     """
     #include <string.h>
@@ -20,22 +22,12 @@ cdef extern from *:
        0x61 <= y <= 0x7A, i.e. y + 0x1F has its high bit set and y + 0x05 has not; adding to
        bytes below 0x80 never carries into the next byte. */
     static inline unsigned cybpe_ascii_letters8(const uint8_t* p, int lower_only) {
-        uint64_t w, y, hit, miss;
-        memcpy(&w, p, 8);
-    #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-        w = __builtin_bswap64(w);
-    #endif
+        uint64_t w = cybpe_load64_le(p), y, hit, miss;
         y = (lower_only ? w : (w | 0x2020202020202020ULL)) & 0x7F7F7F7F7F7F7F7FULL;
         hit = (y + 0x1F1F1F1F1F1F1F1FULL) & ~(y + 0x0505050505050505ULL) & ~w;
         miss = ~hit & 0x8080808080808080ULL;
         if (!miss) return 8;
-    #if defined(__GNUC__) || defined(__clang__)
-        return (unsigned)(__builtin_ctzll(miss) >> 3);
-    #else
-        unsigned k;
-        for (k = 0; !(miss & 0x80); k++) miss >>= 8;
-        return k;
-    #endif
+        return (unsigned)(CYBPE_CTZ64(miss) >> 3);
     }
     """
     unsigned cybpe_ascii_letters8(const uint8_t* p, int lower_only) noexcept nogil

@@ -11,11 +11,14 @@
 # The classes are those of the `regex` module on ASCII: letters [A-Za-z] (\p{L}), digits [0-9]
 # (\p{N}), whitespace [\t\n\v\f\r ] (\s; 0x1C-0x1F are not \s there). A byte >= 0x80 is in
 # `high` and in no other mask. x86-64 (SSE2, always present there) classifies 16 bytes per
-# instruction; other machines use the byte loop, which tests/pretokenize/test_cl100k_window.py
-# compares with the SSE2 form through scanner.pyx's _ascii_masks_both.
+# instruction; other machines, and every CYBPE_PORTABLE=1 build (CI's stage-portable.sh), use the
+# byte loop, its scalar twin (the choice: CYBPE_SSE2 in portable.pxd).
+# tests/pretokenize/test_cl100k_window.py compares the two through scanner.pyx's _ascii_masks_both.
 #
 # Thread safety: pure functions of the 64 bytes they read; call them from any thread.
 from libc.stdint cimport uint8_t, uint64_t
+
+from cybpe._c.portable cimport ctz64   # (its C first: CYBPE_SSE2 and <emmintrin.h> come from there)
 
 cdef extern from *:
     """
@@ -23,9 +26,6 @@ cdef extern from *:
     #define CYBPE_ASCII_MASKS
     #include <stdint.h>
     #include <string.h>
-    #if defined(__SSE2__)
-    #include <emmintrin.h>
-    #endif
     typedef struct {
         uint64_t high;        /* bytes >= 0x80 */
         uint64_t letter;      /* [A-Za-z] */
@@ -64,7 +64,7 @@ cdef extern from *:
         return !(w & 0x8080808080808080ULL);
     }
 
-    #if defined(__SSE2__)
+    #if defined(CYBPE_SSE2)
     static inline void cybpe_ascii_masks64(const uint8_t* p, CybpeAsciiMasks* m) {
         int k;
         uint64_t shift;

@@ -16,30 +16,21 @@
 
 from libc.stdint cimport uint64_t
 
+from cybpe._c.portable cimport ctz64   # (its C first: the macros below use it)
+
 cdef extern from *:
     """
     #ifndef CYBPE_CPU_HELPERS
     #define CYBPE_CPU_HELPERS
     #include <stdint.h>
-    #if defined(__GNUC__) || defined(__clang__)
-    #define CYBPE_PREFETCH_READ(p) __builtin_prefetch((const void*)(p), 0, 3)
-    #define CYBPE_PREFETCH_WRITE(p) __builtin_prefetch((const void*)(p), 1, 3)
-    #else
-    #define CYBPE_PREFETCH_READ(p) ((void)(p))
-    #define CYBPE_PREFETCH_WRITE(p) ((void)(p))
-    #endif
+    #define CYBPE_PREFETCH_READ(p) CYBPE_PREFETCH((const void*)(p), 0, 3)
+    #define CYBPE_PREFETCH_WRITE(p) CYBPE_PREFETCH((const void*)(p), 1, 3)
     /* 2^64 / golden ratio: multiplicative hashing spreads consecutive keys over the table. */
     #define CYBPE_FIBONACCI 0x9E3779B97F4A7C15ULL
 
     /* Index of the lowest set bit of x (x != 0). */
     static inline int cybpe_lowest_bit(uint64_t x) {
-    #if defined(__GNUC__) || defined(__clang__)
-        return __builtin_ctzll(x);
-    #else
-        int k = 0;
-        while (!(x & 1)) { x >>= 1; k++; }
-        return k;
-    #endif
+        return CYBPE_CTZ64(x);
     }
 
     /* Index of the lowest set bit of x, any value when x == 0 (branch-free). */
@@ -47,7 +38,7 @@ cdef extern from *:
         return cybpe_lowest_bit(x | 0x8000000000000000ULL);
     }
 
-    /* Number of set bits of x. Bit arithmetic, not __builtin_popcountll: without -mpopcnt
+    /* Number of set bits of x. Bit arithmetic, not a popcount builtin: without -mpopcnt
        (baseline x86-64, as wheels are built) gcc makes that a call into libgcc. */
     static inline int cybpe_bit_count(uint64_t x) {
         x = x - ((x >> 1) & 0x5555555555555555ULL);

@@ -40,6 +40,8 @@
 # ids_to_list does. id_int_take writes nothing (a count under Py_REF_DEBUG, with the GIL). The
 # ints themselves are reference-counted by CPython under the GIL, as any other int.
 
+from cybpe._c.system cimport aligned_block   # (its C first: cybpe_aligned_block, posix_memalign or malloc)
+
 cdef extern from *:
     """
     #ifndef CYBPE_ID_INTS
@@ -77,7 +79,7 @@ cdef extern from *:
         want = n > 2 * cybpe_id_int_count ? n : 2 * cybpe_id_int_count;
         if (want > CYBPE_ID_INTS_MAX) want = CYBPE_ID_INTS_MAX;
         if (want <= cybpe_id_int_count) return cybpe_id_int_count;
-        if (posix_memalign((void**)&block, 64, (size_t)want * CYBPE_ID_INT_STRIDE) != 0)
+        if (cybpe_aligned_block((void**)&block, 64, (size_t)want * CYBPE_ID_INT_STRIDE) != 0)
             return cybpe_id_int_count;
         memset(block, 0, (size_t)want * CYBPE_ID_INT_STRIDE);
     #if PY_VERSION_HEX >= 0x030C0000

@@ -55,12 +55,12 @@
 
 from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t
 from cybpe._c.big_tables cimport big_table_alloc, big_table_free  # their C comes first
+from cybpe._c.system cimport page_size   # (its C first: pthread keys, also on Windows; the atomic add)
 
 cdef extern from *:
     """
     #ifndef CYBPE_THREAD_CACHE
     #define CYBPE_THREAD_CACHE
-    #include <pthread.h>
     #include <stdint.h>
     #include <stdlib.h>
 
@@ -74,7 +74,7 @@ cdef extern from *:
     #define CYBPE_THREAD_CACHE_MAX_SPELLED_IDS 12    /* most ids of a piece kept without it */
     #define CYBPE_THREAD_CACHE_MAX_SPELLED_BYTES 65535
 
-    typedef struct {                /* 64 bytes: one cache line (the block is 2 MiB aligned) */
+    typedef struct {                /* 64 bytes: one cache line (the block is 64-byte aligned) */
         uint64_t owner;             /* the encoder's serial; 0 = empty */
         uint32_t hash;              /* low 32 bits of the piece's hash */
         uint16_t length;            /* the piece's length in bytes, >= 2 */
@@ -119,7 +119,7 @@ cdef extern from *:
     }
 
     static uint64_t cybpe_next_encoder_serial(void) {
-        return __atomic_add_fetch(&cybpe_encoder_serials, 1, __ATOMIC_RELAXED);
+        return CYBPE_ATOMIC_ADD_FETCH_U64(&cybpe_encoder_serials, 1);
     }
 
     /* hash & mask is a set: its entries are [set * WAYS, set * WAYS + WAYS). */

@@ -123,13 +123,11 @@ cdef class TokenIndex:
     cdef int shift
     cdef Py_ssize_t n_tokens
     cdef Py_ssize_t max_len
-    cdef uint8_t* scratch      # one merge's bytes (2 * max_len); used under the GIL only
 
     def __dealloc__(self):
         free(self.blob)
         free(self.offsets)
         free(self.slots)
-        free(self.scratch)
 
     @staticmethod
     def of(tokens):
@@ -174,9 +172,6 @@ cdef class TokenIndex:
                 self.max_len = length
             if not self._insert(<int32_t>i):
                 return False
-        self.scratch = <uint8_t*>malloc(2 * self.max_len + 1)
-        if self.scratch == NULL:
-            raise MemoryError()
         return True
 
     cdef bint _insert(self, int32_t token) noexcept:
@@ -344,11 +339,22 @@ cdef class TokenIndex:
     def merges_valid(self, merges):
         """True when every merge is a tuple or list of two ints ``0 <= id < len(tokens)`` whose
         tokens' bytes joined are a token; False otherwise."""
+        if type(merges) is not list and type(merges) is not tuple:
+            return False
+        # One merge's bytes, per call (not per index: an index is shared by threads, and without
+        # the GIL two calls must not write one buffer).
+        cdef uint8_t* scratch = <uint8_t*>malloc(2 * self.max_len + 1)
+        if scratch == NULL:
+            raise MemoryError()
+        try:
+            return self._merges_valid(merges, scratch)
+        finally:
+            free(scratch)
+
+    cdef bint _merges_valid(self, merges, uint8_t* scratch) except -1:
         cdef Py_ssize_t a = 0, b = 0, la, lb
         cdef int32_t guess = 255
         cdef object pair, left, right
-        if type(merges) is not list and type(merges) is not tuple:
-            return False
         for pair in merges:
             if type(pair) is tuple and PyTuple_GET_SIZE(pair) == 2:
                 left = <object>PyTuple_GET_ITEM(pair, 0)
@@ -364,11 +370,11 @@ cdef class TokenIndex:
             lb = self.offsets[b + 1] - self.offsets[b]
             if la + lb > self.max_len:
                 return False
-            memcpy(self.scratch, self.blob + self.offsets[a], la)
-            memcpy(self.scratch + la, self.blob + self.offsets[b], lb)
-            guess = self._equal_to(guess + 1, self.scratch, la + lb)  # (as in merge_line_ids)
+            memcpy(scratch, self.blob + self.offsets[a], la)
+            memcpy(scratch + la, self.blob + self.offsets[b], lb)
+            guess = self._equal_to(guess + 1, scratch, la + lb)  # (as in merge_line_ids)
             if guess < 0:
-                guess = self.find(self.scratch, la + lb)
+                guess = self.find(scratch, la + lb)
                 if guess < 0:
                     return False
         return True

@@ -41,14 +41,25 @@ _libc: Optional[Any] = None
 _libc_checked = False
 
 
+def is_glibc() -> bool:
+    """Whether this process runs on glibc (Linux with GNU libc; not musl, macOS or Windows, where
+    the thresholds this module sets do not exist and it does nothing)."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        return bool(os.confstr("CS_GNU_LIBC_VERSION"))
+    except (OSError, ValueError, AttributeError):  # musl: no such name; no os.confstr
+        return False
+
+
 def _glibc() -> Optional[Any]:
     global _libc, _libc_checked
     if not _libc_checked:
         _libc_checked = True
-        if sys.platform.startswith("linux"):
+        if is_glibc():
             try:
                 libc = ctypes.CDLL(None)
-                if os.confstr("CS_GNU_LIBC_VERSION") and hasattr(libc, "mallopt") and hasattr(libc, "malloc_trim"):
+                if hasattr(libc, "mallopt") and hasattr(libc, "malloc_trim"):
                     _libc = libc
             except (OSError, ValueError, AttributeError):
                 _libc = None

@@ -42,7 +42,7 @@
 # Every method may be called from several threads. The table is guarded by one lock: a method
 # that reads or writes the C arrays holds it (waiting for it with the GIL released, since the
 # holder may need the GIL to finish). A writer (add_*, merge) first claims the `writing` flag
-# (checked and set under the GIL, so atomically): a second writer arriving while one is
+# (an atomic compare-and-swap, which needs no GIL): a second writer arriving while one is
 # counting gets ConcurrentUseError instead of silently serializing; readers wait for the writer
 # and see the table before or after the whole call, never a table being reallocated (reading
 # while a writer grew the arrays was a use-after-free). `__len__`, `total` and `nbytes` read
@@ -66,6 +66,7 @@ import operator
 import os
 import sys
 
+from cybpe._c.portable cimport atomic_cas_int, atomic_store_int, mul128   # (its C first: cybpe_mum and the prefetch below use it)
 from cybpe._c.utf8_texts cimport Utf8Texts
 from cybpe.pretokenize.scanner_api cimport BaseScanner, SCAN_GAVE_UP
 
@@ -83,8 +84,8 @@ cdef extern from *:
     #include <string.h>
     #include <stdint.h>
     static inline uint64_t cybpe_mum(uint64_t a, uint64_t b) {
-        __uint128_t r = (__uint128_t)a * b;
-        return (uint64_t)r ^ (uint64_t)(r >> 64);
+        uint64_t hi, lo = cybpe_mul128(a, b, &hi);
+        return lo ^ hi;
     }
     /* Hash of p[0:n]; only used inside one process (never stored). */
     static inline uint64_t cybpe_chunk_hash(const uint8_t* p, size_t n, uint64_t seed) {
@@ -113,11 +114,7 @@ cdef extern from *:
 
 cdef extern from *:
     """
-    #if defined(__GNUC__) || defined(__clang__)
-    #define cybpe_prefetch_write(p) __builtin_prefetch((p), 1, 1)
-    #else
-    #define cybpe_prefetch_write(p) ((void)(p))
-    #endif
+    #define cybpe_prefetch_write(p) CYBPE_PREFETCH((p), 1, 1)
     """
     void cybpe_prefetch_write(const void* p) nogil
 
@@ -703,7 +700,7 @@ cdef class ChunkCounter:
     """
     cdef ChunkTable table
     cdef readonly BaseScanner scanner
-    cdef bint writing                # a writer has claimed the counter (set under the GIL)
+    cdef int writing                 # 1: a writer has claimed the counter (atomic_cas_int)
     cdef PyThread_type_lock lock     # guards the table's arrays
     cdef unsigned long owner         # thread holding `lock` (0: none)
 
@@ -737,11 +734,10 @@ cdef class ChunkCounter:
 
     cdef int _claim(self) except -1:
         """Claim the writer flag (ConcurrentUseError when another call is writing)."""
-        if self.writing:
+        if not atomic_cas_int(&self.writing, 0, 1):
             raise ConcurrentUseError(
                 "this chunk counter is being filled by another thread; count in separate "
                 "ChunkCounts (empty_like()) and add them up")
-        self.writing = True
         return 0
 
     cdef int _begin_write(self) except -1:
@@ -749,13 +745,13 @@ cdef class ChunkCounter:
         try:
             self._acquire()
         except BaseException:
-            self.writing = False
+            atomic_store_int(&self.writing, 0)
             raise
         return 0
 
     cdef void _end_write(self) noexcept:
         self._release()
-        self.writing = False
+        atomic_store_int(&self.writing, 0)
 
     cdef int _indexed(self) except -1:
         """Build the hash index of a table read from a file or a pickle, which arrives without
@@ -1009,7 +1005,7 @@ cdef class ChunkCounter:
                 other._release()
                 self._release()
         finally:
-            self.writing = False
+            atomic_store_int(&self.writing, 0)
         raise_for(rc)
 
     # -- reading -----------------------------------------------------------------------------

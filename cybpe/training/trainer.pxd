@@ -24,28 +24,16 @@ from libc.stdlib cimport malloc, realloc, free
 from libc.string cimport memcpy, memcmp
 
 from cybpe._c.cpu cimport FIBONACCI
+from cybpe._c.system cimport drop_pages   # whole OS pages back (the OS's page size, not 4 KiB)
 from cybpe._c.types cimport grow_buffer, token_t, count_t, node_t
 
 
 cdef extern from *:
     """
     #define CYBPE_TRAINER_EMPTY_KEY UINT64_MAX
-    #if defined(__linux__) || defined(__APPLE__)
-    #include <sys/mman.h>
-    #include <stdint.h>
-    /* Give the whole pages inside [p, p + n) back to the OS; their contents become zeros. */
-    static void cybpe_trainer_drop_pages(void* p, size_t n) {
-        uintptr_t lo = ((uintptr_t)p + 4095) & ~(uintptr_t)4095;
-        uintptr_t hi = ((uintptr_t)p + n) & ~(uintptr_t)4095;
-        if (hi > lo) madvise((void*)lo, hi - lo, MADV_DONTNEED);
-    }
-    #else
-    static void cybpe_trainer_drop_pages(void* p, size_t n) { (void)p; (void)n; }
-    #endif
     """
     const uint64_t EMPTY_KEY "CYBPE_TRAINER_EMPTY_KEY"   # marks a free pair slot
     const uint32_t FREE_END "UINT32_MAX"                 # ends a pool free list
-    void drop_pages "cybpe_trainer_drop_pages"(void* p, size_t n) noexcept nogil
 
 
 cdef enum:

@@ -41,8 +41,9 @@ trainer")
   ``train()`` uses) copies the weights while it holds the counts and merges after letting them
   go, so other threads can read or update the counts during a long training.
 * Pool pages: a released occurrence block of 64 KiB or more gives its pages (all but the first,
-  which holds the free-list link) back to the OS with ``madvise(MADV_DONTNEED)``: growing lists
-  and merged pairs release blocks all the time, and without this they stay resident.
+  which holds the free-list link) back to the OS (``drop_pages``, cybpe/_c/system.pxd: whole
+  pages of the OS's size; nothing on Windows): growing lists and merged pairs release blocks all
+  the time, and without this they stay resident.
 * Loading token sequences (``load_tokens``: resuming with ``replay="encode"``, as SuperBPE's stage
   2 does) counts the initial pairs by grouping the pair sites by their left token (a stable
   counting sort, so occurrence lists stay in node order), each site carrying its node, right

@@ -39,6 +39,33 @@ def test_another_unicode_version_is_a_typed_error(other, monkeypatch):
     message = str(caught.value)
     assert f"Unicode {cybpe.unicode_version} tables" in message and "pip install 'regex" in message
     assert (f"implements Unicode {other}" if other else "does not say which Unicode") in message
+    if other == "19.0.0" and _installed_requirement() is not None:  # a newer Unicode: the floor release
+        assert f"pip install 'regex=={_floor(_installed_requirement())}'" in message
+
+
+def _installed_requirement():
+    import importlib.metadata
+    try:
+        requires = importlib.metadata.requires("cybpe") or []
+    except importlib.metadata.PackageNotFoundError:
+        return None
+    return next((r for r in requires if re.match(r"regex\b", r)), None)
+
+
+def _floor(requirement):
+    return re.search(r">=\s*([0-9.]+)", requirement).group(1)
+
+
+def test_the_regex_pin_is_a_floor_without_a_cap():
+    """The policy (docs/platforms.md): regex from the first release with the tables' Unicode, no
+    upper bound (installable beside packages that need a later regex); the import-time check keeps
+    the answers exact. The installed regex satisfies the floor."""
+    requirement = _installed_requirement()
+    if requirement is None:
+        pytest.skip("cybpe is not installed (a source tree on sys.path): no requirement to read")
+    assert re.fullmatch(r"regex\s*>=\s*[0-9.]+", requirement.split(";")[0].strip()), requirement
+    floor = tuple(int(x) for x in _floor(requirement).split("."))
+    assert tuple(int(x) for x in re.findall(r"\d+", regex.__version__)[:3]) >= floor
 
 
 def test_import_fails_when_regex_states_another_version(tmp_path):

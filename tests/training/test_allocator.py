@@ -41,8 +41,7 @@ def _run(how: str, trim: bool, tmp_path) -> tuple[str, int]:
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not sys.platform.startswith("linux") or not os.confstr("CS_GNU_LIBC_VERSION"),
-                    reason="glibc only")
+@pytest.mark.skipif(not allocator.is_glibc(), reason="glibc only")
 def test_raised_only_where_the_environment_pins_the_thresholds(tmp_path):
     assert _run("roomy", trim=False, tmp_path=tmp_path)[0] == "False"
     raised, faults = _run("roomy", trim=True, tmp_path=tmp_path)
@@ -75,3 +74,26 @@ def test_nested_and_threaded_entries_restore_once(monkeypatch):
     assert calls == [(-3, allocator.ROOMY_MMAP_THRESHOLD), (-1, allocator.ROOMY_TRIM_THRESHOLD),
                      (-1, 65536), (-3, 128 * 1024), ("trim", 0)]
     assert allocator._users == 0
+
+
+@pytest.mark.parametrize("platform, confstr", [
+    ("darwin", None), ("win32", None),
+    ("linux", ValueError("unrecognized configuration name")),  # musl
+    ("linux", lambda name: None),
+])
+def test_nothing_is_tuned_without_glibc(monkeypatch, platform, confstr):
+    monkeypatch.setattr(allocator.sys, "platform", platform)
+    if isinstance(confstr, Exception):
+        def confstr(name, error=confstr):
+            raise error
+    if confstr is None:
+        monkeypatch.delattr(allocator.os, "confstr", raising=False)
+    else:
+        monkeypatch.setattr(allocator.os, "confstr", confstr)
+    monkeypatch.setattr(allocator, "_libc", None)
+    monkeypatch.setattr(allocator, "_libc_checked", False)
+    monkeypatch.setenv("MALLOC_TRIM_THRESHOLD_", "65536")
+    assert not allocator.is_glibc()
+    with allocator.roomy_malloc() as raised:
+        assert raised is False
+    assert allocator._libc is None

@@ -12,6 +12,15 @@
 #   aligned_block(&b, a, n)  posix_memalign; on Windows malloc (16-byte aligned, what correctness
 #                          needs; the 64-byte alignment asked for is for cache lines), so that
 #                          free() releases the block everywhere. 0 or an error number.
+#   big_table_alloc(n, huge)  n bytes, zeroed, 64-byte aligned, for a big table read at random;
+#                          with huge, on Linux, a table of 2 MiB or more gets a mapping of its own
+#                          aligned to 2 MiB with transparent huge pages advised on its whole 2 MiB
+#                          blocks (the tail stays in small pages: no memory added), since tables of
+#                          megabytes in 4 KiB pages turn most random reads into TLB misses too.
+#                          The first touch of a huge page may wait while the kernel compacts
+#                          memory, so only tables filled at load ask for them (the encoder's token
+#                          and pair tables); elsewhere, and without huge, aligned_block + memset.
+#                          big_table_free(b, n, huge) frees it (the same n and huge).
 #   pthread_key_t, pthread_once, pthread_key_create, pthread_getspecific, pthread_setspecific:
 #                          POSIX threads' keys; on Windows the same names over fiber-local
 #                          storage (FlsAlloc runs the destructor when a thread exits).
@@ -108,8 +117,55 @@ cdef extern from *:
     #else
     #define cybpe_aligned_block posix_memalign
     #endif
+    #include <string.h>
+    #if defined(__linux__)
+    #include <sys/mman.h>
+    #endif
+    #if defined(__linux__) && defined(MADV_HUGEPAGE)
+    #define CYBPE_HUGE_BLOCK ((size_t)1 << 21)
+    #define CYBPE_HUGE_ROUND(n) (((n) + CYBPE_HUGE_BLOCK - 1) & ~(CYBPE_HUGE_BLOCK - 1))
+    #endif
+
+    /* size bytes, zeroed, aligned to 64 bytes at least; NULL without memory. huge: advise huge
+       pages (the first touch of each 2 MiB block may then wait for the kernel to find one). */
+    static void* cybpe_big_table_alloc(size_t size, int huge) {
+        void* block = NULL;
+    #if defined(CYBPE_HUGE_BLOCK)
+        if (huge && size >= CYBPE_HUGE_BLOCK) {
+            /* Map one block more than needed, then unmap the slack on both sides of the first
+               2 MiB boundary: the table starts on a huge-page boundary. */
+            size_t mapped = CYBPE_HUGE_ROUND(size), span = mapped + CYBPE_HUGE_BLOCK;
+            char* raw = (char*)mmap(NULL, span, PROT_READ | PROT_WRITE,
+                                    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+            char* start;
+            if (raw == (char*)MAP_FAILED) return NULL;
+            start = (char*)(((uintptr_t)raw + CYBPE_HUGE_BLOCK - 1) & ~(uintptr_t)(CYBPE_HUGE_BLOCK - 1));
+            if (start > raw) munmap(raw, (size_t)(start - raw));
+            if (raw + span > start + mapped) munmap(start + mapped, (size_t)(raw + span - (start + mapped)));
+            madvise(start, size & ~(CYBPE_HUGE_BLOCK - 1), MADV_HUGEPAGE);  /* a hint only */
+            return start;  /* anonymous pages are zero */
+        }
+    #endif
+        if (cybpe_aligned_block(&block, 64, size ? size : 1) != 0) block = NULL;
+        if (block != NULL) memset(block, 0, size);
+        return block;
+    }
+
+    /* Frees a table from cybpe_big_table_alloc(size, huge); NULL is ignored. */
+    static void cybpe_big_table_free(void* block, size_t size, int huge) {
+        if (block == NULL) return;
+    #if defined(CYBPE_HUGE_BLOCK)
+        if (huge && size >= CYBPE_HUGE_BLOCK) {
+            munmap(block, CYBPE_HUGE_ROUND(size));
+            return;
+        }
+    #endif
+        free(block);
+    }
     #endif
     """
     size_t page_size "cybpe_page_size"() noexcept nogil
     void drop_pages "cybpe_drop_pages"(void* p, size_t n) noexcept nogil
     int aligned_block "cybpe_aligned_block"(void** block, size_t alignment, size_t size) noexcept nogil
+    void* big_table_alloc "cybpe_big_table_alloc"(size_t size, bint huge) noexcept nogil
+    void big_table_free "cybpe_big_table_free"(void* block, size_t size, bint huge) noexcept nogil

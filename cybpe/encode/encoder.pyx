@@ -59,7 +59,7 @@ from cybpe.encode.thread_cache cimport (
     THREAD_CACHE_WAYS, ThreadCacheEntry, next_encoder_serial, thread_cache_entries, thread_cache_key_of,
     thread_cache_mask, thread_cache_tag, thread_cache_tags,
 )
-from cybpe._c.big_tables cimport big_table_alloc, big_table_free
+from cybpe._c.system cimport big_table_alloc, big_table_free
 from cybpe._c.cpu cimport prefetch_read
 from cybpe._c.types cimport IdBuffer, grow_buffer, id_buffer_reserve, rank_t, token_t
 

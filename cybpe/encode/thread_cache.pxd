@@ -54,7 +54,7 @@
 # atomic increment. All of it is callable without the GIL.
 
 from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t
-from cybpe._c.big_tables cimport big_table_alloc, big_table_free  # their C comes first
+
 from cybpe._c.system cimport page_size   # (its C first: pthread keys, also on Windows; the atomic add)
 
 cdef extern from *:
@@ -84,7 +84,7 @@ cdef extern from *:
     } cybpe_thread_cache_entry;
     /* The bytes of one thread's entries and their tags, in small pages from the C allocator (a
        huge page's first touch can wait for compaction, and it would come in an encode call:
-       _c/big_tables.pxd). */
+       _c/system.pxd, big_table_alloc). */
     #define CYBPE_THREAD_CACHE_SIZE ((((size_t)1) << CYBPE_THREAD_CACHE_BITS) \
                                      * (sizeof(cybpe_thread_cache_entry) + sizeof(uint32_t)))
 

@@ -1,4 +1,4 @@
-"""The encoder's big hash tables sit in huge pages where Linux offers them (_c/big_tables.pxd).
+"""The encoder's big hash tables sit in huge pages where Linux offers them (big_table_alloc, _c/system.pxd).
 
 Each check runs in a child process, so the process's huge-page count before and after the load
 is the tables' alone. The speed this buys is in bench/ (docs/performance.md), not here.

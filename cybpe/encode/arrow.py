@@ -283,11 +283,34 @@ class _Encoder:
         return out_ids, new_ends, out_spans
 
 
+def _first_invalid_row(rows: _Rows) -> Optional[tuple[int, UnicodeDecodeError]]:
+    """(row, its decode error) of the first non-null row that is not valid UTF-8, or None."""
+    for row in range(rows.n):
+        if rows.valid is not None and not rows.valid[row]:
+            continue
+        try:
+            rows.row_bytes(row).decode("utf-8")
+        except UnicodeDecodeError as exc:
+            return row, exc
+    return None
+
+
 def _encode_chunk(enc: _Encoder, array, threads: int, dtype: np.dtype):
     """(flat ids, list offsets, flat spans or None, rows) of one text array."""
     rows = _Rows(array)
     parts = rows.parts(threads)
-    results = run_sliced(lambda todo: [enc.part(rows, lo, hi) for lo, hi in todo], parts, threads) if parts else []
+    try:
+        results = run_sliced(lambda todo: [enc.part(rows, lo, hi) for lo, hi in todo], parts, threads) if parts else []
+    except EncodingError:
+        # The threads stop at the first bad row any of them meets; the error names the first in
+        # the array's order, whichever thread found one, so that it does not change run to run.
+        first = _first_invalid_row(rows) if enc.errors == "strict" else None
+        if first is None:
+            raise
+        row, exc = first
+        raise EncodingError(
+            f"text {row} is not valid UTF-8 (byte {exc.start}: {exc.reason}); pass errors='replace' "
+            "to encode it with U+FFFD in place of the bad bytes") from None
     list_offsets = np.zeros(rows.n + 1, dtype=np.int64)
     base = 0
     for (lo, hi), (_, row_ends, _) in zip(parts, results):

@@ -153,6 +153,10 @@ def test_invalid_utf8_is_refused_or_decoded_as_bytes_decode_does(tok):
         tok.encode_arrow(array)
     with pytest.raises(EncodingError, match="text 1 "):
         tok.count_arrow(array)
+    for _ in range(20):  # threads meet bad rows in any order; the error names the first row
+        for call in (tok.encode_arrow, tok.count_arrow):
+            with pytest.raises(EncodingError, match="text 1 is not valid UTF-8"):
+                call(array, num_threads=3)
     for errors in ("replace", "ignore", "surrogateescape", "backslashreplace"):
         expected = [None if r is None else tok.encode_ordinary(r.decode("utf-8", errors)) for r in rows]
         assert tok.encode_arrow(array, errors=errors, num_threads=2).to_pylist() == expected

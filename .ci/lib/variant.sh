@@ -41,7 +41,10 @@ PY
     "$work/venv/bin/python" -m pip install --quiet "${requires[@]}"
     echo "build ($label): CC=${CC:-} CFLAGS=${CFLAGS:-} CYBPE_PORTABLE=${CYBPE_PORTABLE:-}"
     "$work/venv/bin/python" -m pip wheel --quiet --no-deps --no-build-isolation --wheel-dir "$work/dist" "$work/src"
-    "$work/venv/bin/python" -m pip install --quiet --no-deps "$work"/dist/cybpe-*.whl
+    # --ignore-installed: the test venv's cybpe is visible through the .pth line, and pip would
+    # take it for this build ("already satisfied") and install nothing; this installs the build
+    # into the variant's own site-packages (first on sys.path) and leaves the test venv alone.
+    "$work/venv/bin/python" -m pip install --quiet --no-deps --ignore-installed "$work"/dist/cybpe-*.whl
     echo "built in $((SECONDS - start)) s"
     (cd "$work" && "$work/venv/bin/python" - "$expect" <<'PY'
 import sys

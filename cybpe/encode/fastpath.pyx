@@ -18,14 +18,14 @@ Performance notes (the timings: docs/history.md, "Text to ids in one call")
 """
 
 from libc.stdint cimport int64_t, uint8_t, uint32_t
-from libc.stdlib cimport free, malloc, realloc
+from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
 from cpython.unicode cimport PyUnicode_GET_LENGTH
 
 from cybpe.encode.encoder cimport RankEncoder, ids_array
 from cybpe.pretokenize.scanner_api cimport BaseScanner, SCAN_GAVE_UP
-from cybpe._c.types cimport IdBuffer
+from cybpe._c.types cimport IdBuffer, grow_buffer
 from cybpe._c.utf8_texts cimport Utf8Texts, str_utf8
 from cybpe._c.utf8 cimport INVALID_CP, decode_cp
 
@@ -295,7 +295,6 @@ def encode_texts_flat(RankEncoder encoder, BaseScanner scanner not None, list te
     cdef int64_t[::1] rows = row_ends
     cdef int64_t* ends = NULL
     cdef int64_t* spans = NULL
-    cdef int64_t* grown
     cdef Py_ssize_t span_capacity = 0
     cdef IdBuffer buf
     buf.data = NULL
@@ -315,13 +314,9 @@ def encode_texts_flat(RankEncoder encoder, BaseScanner scanner not None, list te
                     if limit >= 0 and buf.size - first > limit:
                         buf.size = first + limit
                     if offsets and buf.size > first:
-                        if 2 * buf.size > span_capacity:
-                            span_capacity = 4 * buf.size
-                            grown = <int64_t*>realloc(spans, span_capacity * sizeof(int64_t))
-                            if grown == NULL:
+                        if grow_buffer(<void**>&spans, &span_capacity, 2 * buf.size, sizeof(int64_t), 64) != 0:
                                 rc = -1
                                 break
-                            spans = grown
                         char_spans(encoder.tables.token_offsets, batch.starts[j], buf.data + first,
                                    buf.size - first, spans + 2 * first)
                 rows[j] = buf.size
@@ -389,7 +384,6 @@ def encode_utf8_rows(RankEncoder encoder, BaseScanner scanner not None, const ui
     cdef int64_t[::1] ends_out = row_ends
     cdef int64_t* ends = NULL
     cdef int64_t* spans = NULL
-    cdef int64_t* grown
     cdef Py_ssize_t span_capacity = 0
     cdef int64_t* skipped = <int64_t*>malloc((2 * rows + 1) * sizeof(int64_t))
     cdef Py_ssize_t n_skipped = 0
@@ -428,13 +422,9 @@ def encode_utf8_rows(RankEncoder encoder, BaseScanner scanner not None, const ui
                                 counted += buf.size - first
                                 buf.size = first
                             elif offsets and buf.size > first:
-                                if 2 * buf.size > span_capacity:
-                                    span_capacity = 4 * buf.size
-                                    grown = <int64_t*>realloc(spans, span_capacity * sizeof(int64_t))
-                                    if grown == NULL:
+                                if grow_buffer(<void**>&spans, &span_capacity, 2 * buf.size, sizeof(int64_t), 64) != 0:
                                         rc = -1
                                         break
-                                    spans = grown
                                 char_spans(encoder.tables.token_offsets, base + start, buf.data + first,
                                            buf.size - first, spans + 2 * first)
                 ends_out[j] = buf.size + counted

@@ -43,8 +43,10 @@ from cybpe.errors import (
 PathLike = Union[str, os.PathLike]
 SpecialSet = Union[Literal["all"], AbstractSet[str], Collection[str]]
 #: Version of the pickled state (``__getstate__``); states without one are version 0.
-#: Version 2 adds the roles, the non-special added tokens and ``model_max_length``.
-STATE_VERSION = 2
+#: Version 2 adds the roles, the non-special added tokens and ``model_max_length``; version 3
+#: holds its vocabulary in the packed form (``Vocab.__getstate__``), which older cybpe cannot
+#: read, so that they refuse it by the version.
+STATE_VERSION = 3
 #: ``set_roles`` arguments left out keep their role.
 _KEEP: Any = object()
 
@@ -891,7 +893,7 @@ class Tokenizer(TransformersMethods):
                 "transformers_settings": fields.get("transformers")}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        """Versions 0 (no ``state_version``) to 2; a newer or damaged state is a FormatError."""
+        """Versions 0 (no ``state_version``) to 3; a newer or damaged state is a FormatError."""
         version = state.get("state_version", 0) if isinstance(state, dict) else None
         if not isinstance(version, int) or version > STATE_VERSION:
             raise FormatError(f"Tokenizer state version {version!r}: this cybpe reads versions "

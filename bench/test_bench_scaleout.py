@@ -13,7 +13,8 @@ The shard workloads run each in a fresh interpreter (test_bench_scale.measured):
 after the tokenizer is loaded and the cluster or the Spark session (and its Python workers) is
 up (start-up is not encoding; shipping the tokenizer to the workers is counted), ``peak_mib`` is the
 largest resident set of the process or of any of its worker processes (Dask's workers, Spark's
-JVM and Python workers), ``mb_per_s`` is the corpus's MB (10**6 bytes) per second and
+Python workers; not Spark's JVM, whose heap is Spark's own), taken when the encoding ends, before
+the output is read back (in blocks) for the check, ``mb_per_s`` is the corpus's MB (10**6 bytes) per second and
 ``mb_per_s_per_core`` that over the cores the workload used (1 for local-1, else 2). Every
 workload's output is checked against local-1's, token for token. The cluster rows are meant to
 be within 20% of local-2.
@@ -61,16 +62,53 @@ def test_encode_to_shards(benchmark, corpus, how):
     out = os.path.join(corpus["folder"], f"out-{how}")
     result = measured(benchmark, """
         if __name__ == "__main__":
-            import os, sys, hashlib
-            import numpy as np
+            import glob, os, sys, hashlib
             import cybpe
+
+            def hwm_mib(pid="self"):
+                with open(f"/proc/{pid}/status") as f:
+                    return next((int(x.split()[1]) for x in f if x.startswith("VmHWM:")), 0) / 1024
+
+            def shards(folder):
+                return sorted(glob.glob(os.path.join(folder, "part-*.bin")))
+
+            def worker_peak_mib(client):
+                return max(client.run(hwm_mib).values())
+
+            def spark_peak_mib():
+                # Spark's Python workers are this process's descendants (through the JVM);
+                # the JVM itself is left out: its heap is Spark's, not the encoding's.
+                parents = {}
+                for entry in os.listdir("/proc"):
+                    if entry.isdigit():
+                        try:
+                            with open(f"/proc/{entry}/stat") as f:
+                                parents[int(entry)] = int(f.read().rsplit(")", 1)[1].split()[1])
+                        except OSError:
+                            pass
+                peak, me = 0.0, os.getpid()
+                for pid in parents:
+                    up = pid
+                    while up in parents and up != me:
+                        up = parents[up]
+                    if up == me and pid != me:
+                        try:
+                            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                                if b"java" in f.read().split(b"\\0")[0]:
+                                    continue
+                            peak = max(peak, hwm_mib(pid))
+                        except OSError:
+                            pass
+                return peak
+
             START = time.perf_counter()
             how, files, out = PARAMS["how"], PARAMS["files"], PARAMS["out"]
             tok = cybpe.Tokenizer.from_tiktoken(PARAMS["vocab"])
             if how.startswith("local"):
                 START = time.perf_counter()
                 cybpe.encode_files(tok, files, out + ".bin", dtype="uint32", eot=True, workers=int(how[-1]))
-                ids = np.fromfile(out + ".bin", dtype="uint32")
+                seconds = time.perf_counter() - START
+                outputs = [out + ".bin"]
             elif how == "dask-2":
                 import cybpe.dask
                 from distributed import Client, LocalCluster
@@ -79,8 +117,8 @@ def test_encode_to_shards(benchmark, corpus, how):
                     START = time.perf_counter()  # the cluster's start-up is not encoding
                     cybpe.dask.encode_files(files, tok, out, dtype="uint32", eot=True, client=client)
                     seconds = time.perf_counter() - START
-                from cybpe.io.token_shards import load_tokens
-                ids = load_tokens(out)
+                    encode_peak = worker_peak_mib(client)
+                outputs = shards(out)
             else:
                 os.environ["PYSPARK_PYTHON"] = sys.executable
                 import cybpe.spark
@@ -92,17 +130,25 @@ def test_encode_to_shards(benchmark, corpus, how):
                 START = time.perf_counter()
                 cybpe.spark.encode_files(files, tok, out, dtype="uint32", eot=True, spark=spark)
                 seconds = time.perf_counter() - START
+                encode_peak = spark_peak_mib()
                 spark.stop()
-                from cybpe.io.token_shards import load_tokens
-                ids = load_tokens(out)
-            if how.startswith("local"):
-                seconds = time.perf_counter() - START
+                outputs = shards(out)
             START = time.perf_counter() - seconds
-            done(tokens=int(len(ids)), digest=hashlib.sha256(ids.tobytes()).hexdigest())
+            peak = peak_mib() if how.startswith("local") else max(hwm_mib(), encode_peak)
+            # The check reads the output in 16 MiB blocks, after the peak is taken: loading 1 GB
+            # of ids at once would be the run's largest resident set.
+            digest, size = hashlib.sha256(), 0
+            for path in outputs:
+                with open(path, "rb") as f:
+                    for block in iter(lambda: f.read(1 << 24), b""):
+                        digest.update(block)
+                        size += len(block)
+            done(tokens=size // 4, digest=digest.hexdigest(), encode_peak_mib=peak)
     """, how=how, files=corpus["files"], out=out, vocab=corpus["vocab"])
     mb = corpus["bytes"] / 1e6
     result["mb_per_s"] = mb / result["seconds"]
     result["mb_per_s_per_core"] = result["mb_per_s"] / CORES[how]
+    result["peak_mib"] = result.pop("encode_peak_mib")
     benchmark.extra_info.update(result)
     print(f"  {how}: {result['mb_per_s']:.1f} MB/s, {result['mb_per_s_per_core']:.1f} MB/s per core, "
           f"peak {result['peak_mib']:.0f} MiB")

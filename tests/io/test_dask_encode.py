@@ -178,3 +178,27 @@ def test_parquet_in_and_out(client, tok, tmp_path):
     assert os.stat(out / "part-00000.parquet").st_mtime_ns == stamp  # reused
     with pytest.raises(cybpe.errors.InvalidParameterError, match="no column"):
         cybpe.dask.encode_parquet(inputs[:1], tok, tmp_path / "bad", column="body", client=client)
+
+
+def test_worker_tasks_run_under_roomy_malloc(tok, corpus, tmp_path, monkeypatch):
+    """Each shard task enters roomy_malloc (the nanny's MALLOC_TRIM_THRESHOLD_ otherwise makes
+    every block's buffers fresh mmaps); run on Dask's local scheduler, in this process."""
+    import contextlib
+
+    entered = []
+
+    @contextlib.contextmanager
+    def recording():
+        entered.append(True)
+        yield True
+
+    monkeypatch.setattr(cybpe.dask, "roomy_malloc", recording)
+    cybpe.dask.encode_files(corpus[:3], tok, tmp_path / "bin", client=None, n_tasks=2)
+    assert len(entered) == 2
+    pq = pytest.importorskip("pyarrow.parquet")
+    import pyarrow as pa
+
+    source = tmp_path / "texts.parquet"
+    pq.write_table(pa.table({"text": ["a b c", "déjà vu"]}), source)
+    cybpe.dask.encode_parquet([source], tok, tmp_path / "pq", client=None)
+    assert len(entered) > 2

@@ -22,15 +22,12 @@ linear rescan (short pieces), binary heap (medium), bucket queue by rank (long),
 #   first 16 bytes, its length and its blob offset (a piece of <= 16 bytes is compared in the
 #   slot, a longer one reads the rest from the blob at once), and encode_block hashes
 #   LOOKAHEAD pieces first and prefetches their slots, then probes: the misses overlap.
-# * Pieces that need BPE repeat within a text, so encode_utf8 / encode_str_pieces memoise them
-#   in a per-call cache keyed by the piece's bytes in the caller's input, valued by the ids'
-#   position in the output (per call, so threads never share it). It starts at
-#   CACHE_FIRST_SLOTS and doubles when half full, since clearing one sized for all the call's
-#   pieces showed in perf.
-# * Across calls, each thread also keeps the ids of the last pieces that needed BPE in a 4 MiB
-#   4-way set-associative table of its own (thread_cache.pxd), tagged with the encoder's
-#   serial: a stream of documents stops re-merging its common words (a piece the table misses
-#   costs a whole BPE, mostly pair-table misses).
+# * Pieces that need BPE repeat, within a text and across texts: each thread keeps the ids of
+#   the last pieces that needed BPE in a 4 MiB 4-way set-associative table of its own
+#   (thread_cache.pxd), tagged with the encoder's serial: a stream of documents stops
+#   re-merging its common words (a piece the table misses costs a whole BPE, mostly pair-table
+#   misses). A per-call memo in front of it cost more than it saved (docs/history.md,
+#   "Per-call piece cache").
 # * Compares of 9-32 bytes are same_bytes (inline word compares), not memcmp calls; a non-ASCII
 #   str is read through the UTF-8 form CPython caches in it (fastpath.pyx); ids_to_list takes
 #   shared ints uncounted and reads none (id_ints.pxd).
@@ -80,9 +77,6 @@ from cybpe.errors import EncodingError, FormatError, InvalidParameterError, Inva
 
 cdef enum:
     LOOKAHEAD = 64            # pieces whose token-table slots are prefetched together (notes)
-    CACHE_MIN_PIECES = 64     # calls with fewer pieces get no per-call piece cache
-    CACHE_FIRST_SLOTS = 64    # a per-call cache starts this small and doubles when half full
-    CACHE_MAX_SLOTS = 1 << 15 # 1 MB of cache entries at most
     CUT_BATCH = 32            # parts of a cut piece whose thread-cache sets are prefetched together
     CUT_MIN_LEN = 16           # pieces shorter than this are merged whole (cut_points.pxd)
     SPLIT_BATCH = 32          # splits whose token-table slots collect_all_splits prefetches together
@@ -213,80 +207,6 @@ cdef int encode_piece(const RankTables* t, const uint8_t* s, Py_ssize_t n, IdBuf
     return merge_piece(t, s, n, out, path)
 
 
-cdef struct CacheEntry:
-    const uint8_t* key      # the piece's bytes, inside the caller's input (alive for the call)
-    uint64_t hash
-    int64_t first_id        # where the piece's ids start in the output buffer
-    int32_t length
-    int32_t n_ids
-
-
-cdef struct PieceCache:
-    # Per-call memo of pieces that needed BPE: a repeated word is merged once per call.
-    CacheEntry* entries     # allocated on first use; NULL when unused or disabled
-    uint64_t mask
-    Py_ssize_t used
-    Py_ssize_t capacity     # slots (a power of two); 0 disables the cache
-    Py_ssize_t limit        # the capacity it may grow to
-
-
-cdef inline void cache_init(PieceCache* cache, Py_ssize_t n_pieces) noexcept nogil:
-    cache.entries = NULL
-    cache.used = 0
-    cache.capacity = cache.limit = 0
-    if n_pieces >= CACHE_MIN_PIECES:
-        cache.capacity = CACHE_FIRST_SLOTS
-        cache.limit = 256
-        while cache.limit < n_pieces // 2 and cache.limit < CACHE_MAX_SLOTS:
-            cache.limit *= 2
-        cache.mask = <uint64_t>(cache.capacity - 1)
-
-
-cdef void cache_grow(PieceCache* cache) noexcept nogil:
-    """Double the slots, keeping every entry; on no memory keep the table as it is."""
-    cdef Py_ssize_t k, capacity = 2 * cache.capacity
-    cdef uint64_t i, mask = <uint64_t>(capacity - 1)
-    cdef CacheEntry* grown = <CacheEntry*>calloc(capacity, sizeof(CacheEntry))
-    if grown == NULL:
-        cache.limit = cache.capacity
-        return
-    for k in range(cache.capacity):
-        if cache.entries[k].key != NULL:
-            i = cache.entries[k].hash & mask
-            while grown[i].key != NULL:
-                i = (i + 1) & mask
-            grown[i] = cache.entries[k]
-    free(cache.entries)
-    cache.entries = grown
-    cache.capacity = capacity
-    cache.mask = mask
-
-
-cdef inline CacheEntry* cache_entry(PieceCache* cache, const uint8_t* s, Py_ssize_t n,
-                                    uint64_t h) noexcept nogil:
-    """The entry holding s[:n], or the empty entry where it would go; NULL without a cache.
-    The table starts at CACHE_FIRST_SLOTS and doubles when half full, up to its limit: a
-    warm thread cache (thread_cache.pxd) leaves few pieces for it, and clearing a table sized
-    for every piece of the call had cost more than they saved."""
-    if cache == NULL or cache.capacity == 0:
-        return NULL
-    if cache.entries == NULL:
-        cache.entries = <CacheEntry*>calloc(cache.capacity, sizeof(CacheEntry))
-        if cache.entries == NULL:
-            cache.capacity = 0  # no memory for a cache: carry on without one
-            return NULL
-    elif 2 * cache.used >= cache.capacity and cache.capacity < cache.limit:
-        cache_grow(cache)
-    cdef uint64_t i = h & cache.mask
-    cdef CacheEntry* entry
-    while True:
-        entry = &cache.entries[i]
-        if entry.key == NULL or (entry.hash == h and entry.length == n
-                                 and same_bytes(entry.key, s, n)):
-            return entry
-        i = (i + 1) & cache.mask
-
-
 cdef inline bint spells(const RankTables* t, const uint32_t* ids, int n_ids, const uint8_t* s,
                         Py_ssize_t n) noexcept nogil:
     """The tokens of ids[0:n_ids] (ordinary ids), end to end, are exactly s[:n]."""
@@ -359,17 +279,15 @@ cdef inline void thread_cache_prefetch(ThreadCacheEntry* shared, uint64_t h) noe
 
 
 cdef int encode_uncut(const RankTables* t, const uint8_t* s, Py_ssize_t n, uint64_t h,
-                      IdBuffer* out, PieceCache* cache, ThreadCacheEntry* shared,
-                      bint cut) noexcept nogil:
+                      IdBuffer* out, ThreadCacheEntry* shared, bint cut) noexcept nogil:
     """Append the ids of s[:n] (n >= 2, not a token or past the whole-piece lookup; h its
-    hash_bytes): from this thread's cross-call cache (shared, may be NULL), else the per-call
-    cache (may be NULL), else by BPE, cut at its cut points first when cut is set; the result
-    goes into both caches. out has room for n more ids. -1 when out of memory."""
+    hash_bytes): from this thread's cross-call cache (shared, may be NULL), else by BPE, cut at
+    its cut points first when cut is set; the result goes into the cache. out has room for n
+    more ids. -1 when out of memory."""
     cdef ThreadCacheEntry* slot = NULL
     cdef uint32_t* slot_tags = NULL
     cdef uint64_t first
     cdef ThreadCacheEntry* hit
-    cdef CacheEntry* entry
     cdef int64_t before
     cdef int rc
     if shared != NULL and n <= THREAD_CACHE_MAX_SPELLED_BYTES:
@@ -381,34 +299,20 @@ cdef int encode_uncut(const RankTables* t, const uint8_t* s, Py_ssize_t n, uint6
             memcpy(out.data + out.size, hit.ids, hit.n_ids * sizeof(uint32_t))
             out.size += hit.n_ids
             return 0
-    entry = cache_entry(cache, s, n, h) if n <= MAX_IDS else NULL
-    if entry != NULL and entry.key != NULL:
-        memcpy(out.data + out.size, out.data + entry.first_id, entry.n_ids * sizeof(uint32_t))
-        out.size += entry.n_ids
-        return 0
     before = out.size
     if cut and n >= CUT_MIN_LEN and t.inner_pairs != NULL:
-        rc = encode_cut(t, s, n, out, cache, shared)
-        if entry != NULL:  # the parts went into the per-call cache too, which may have grown
-            entry = cache_entry(cache, s, n, h)
+        rc = encode_cut(t, s, n, out, shared)
     else:
         rc = merge_piece(t, s, n, out, PATH_AUTO)
     if rc != 0:
         return -1
     if slot != NULL:
         thread_cache_put(t, slot, slot_tags, s, n, h, out.data + before, out.size - before)
-    if entry != NULL and 2 * cache.used < cache.capacity:
-        entry.key = s
-        entry.hash = h
-        entry.length = <int32_t>n
-        entry.first_id = before
-        entry.n_ids = <int32_t>(out.size - before)
-        cache.used += 1
     return 0
 
 
 cdef int encode_cut(const RankTables* t, const uint8_t* s, Py_ssize_t n, IdBuffer* out,
-                    PieceCache* cache, ThreadCacheEntry* shared) noexcept nogil:
+                    ThreadCacheEntry* shared) noexcept nogil:
     """BPE of s[:n] as the BPE of the parts between its cut points (cut_points.pxd), each
     through the piece caches. Only places next to a non-ASCII character are tried: in ASCII
     runs tokens cover nearly every place, and a long ASCII piece pays nothing. Parts go in
@@ -437,7 +341,7 @@ cdef int encode_cut(const RankTables* t, const uint8_t* s, Py_ssize_t n, IdBuffe
                 if size == 1:
                     out.data[out.size] = <uint32_t>t.byte_id[s[bounds[k]]]
                     out.size += 1
-                elif encode_uncut(t, s + bounds[k], size, hashes[k], out, cache, shared, False) != 0:
+                elif encode_uncut(t, s + bounds[k], size, hashes[k], out, shared, False) != 0:
                     return -1
             if p == n:
                 return 0
@@ -447,8 +351,7 @@ cdef int encode_cut(const RankTables* t, const uint8_t* s, Py_ssize_t n, IdBuffe
 
 
 cdef int encode_block(const RankTables* t, const uint8_t** starts, const Py_ssize_t* lengths,
-                      Py_ssize_t count, IdBuffer* out, PieceCache* cache,
-                      ThreadCacheEntry* shared) noexcept nogil:
+                      Py_ssize_t count, IdBuffer* out, ThreadCacheEntry* shared) noexcept nogil:
     """Append the ids of count <= LOOKAHEAD pieces, in three passes so that cache misses
     overlap: hash every piece and prefetch its token-table slot; probe the slots (the whole-piece
     lookup) and prefetch the thread-cache set of each piece that is no token; then append, in
@@ -495,7 +398,7 @@ cdef int encode_block(const RankTables* t, const uint8_t** starts, const Py_ssiz
             if merge_piece(t, s, n, out, PATH_AUTO) != 0:
                 return -1
             continue
-        if encode_uncut(t, s, n, hashes[k], out, cache, shared, True) != 0:
+        if encode_uncut(t, s, n, hashes[k], out, shared, True) != 0:
             return -1
     return 0
 
@@ -989,19 +892,16 @@ cdef class RankEncoder:
         cdef Py_ssize_t lengths[LOOKAHEAD]
         cdef int64_t start = 0
         cdef Py_ssize_t i = 0, k, count
-        cdef PieceCache cache
         cdef int rc = 0
         cdef ThreadCacheEntry* shared = thread_cache_entries()
-        cache_init(&cache, n_pieces)
         while i < n_pieces and rc == 0:
             count = min(<Py_ssize_t>LOOKAHEAD, n_pieces - i)
             for k in range(count):
                 starts[k] = data + start
                 lengths[k] = ends[i + k] - start
                 start = ends[i + k]
-            rc = encode_block(&self.tables, starts, lengths, count, out, &cache, shared)
+            rc = encode_block(&self.tables, starts, lengths, count, out, shared)
             i += count
-        free(cache.entries)
         return rc
 
     # ------------------------------------------------------------ Python API
@@ -1143,9 +1043,7 @@ cdef class RankEncoder:
         cdef const uint8_t* starts[LOOKAHEAD]
         cdef Py_ssize_t lengths[LOOKAHEAD]
         cdef Py_ssize_t n_pieces = len(<list>pieces), i = 0, k = 0
-        cdef PieceCache cache
         cdef ThreadCacheEntry* shared = thread_cache_entries()
-        cache_init(&cache, n_pieces)
         try:
             for i in range(n_pieces):
                 piece = (<list>pieces)[i]
@@ -1155,7 +1053,7 @@ cdef class RankEncoder:
                 starts[k] = <const uint8_t*>PyUnicode_AsUTF8AndSize(piece, &lengths[k])
                 k += 1
                 if k == LOOKAHEAD or i == n_pieces - 1:
-                    if encode_block(&self.tables, starts, lengths, k, &buf, &cache, shared) != 0:
+                    if encode_block(&self.tables, starts, lengths, k, &buf, shared) != 0:
                         raise MemoryError()
                     k = 0
             return ids_array(&buf)
@@ -1163,7 +1061,6 @@ cdef class RankEncoder:
             raise EncodingError(f"piece {i} cannot be encoded as UTF-8: {exc}") from exc
         finally:
             free(buf.data)
-            free(cache.entries)
 
     def encode_utf8(self, data, ends):
         """uint32 ids of the pieces data[ends[i-1]:ends[i]] (ends[-1] == len(data)).

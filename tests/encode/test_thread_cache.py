@@ -60,7 +60,7 @@ def test_two_encoders_never_read_each_others_entries():
     expected_a, expected_b = _expected(pieces, merges_a), _expected(pieces, merges_b)
     assert expected_a != expected_b, "the two merge orders must disagree for this test to mean anything"
     for _ in range(3):
-        for piece in pieces:  # one piece per call: the per-call cache is never used
+        for piece in pieces:  # one piece per call
             assert _encode_all(a, [piece]) == _expected([piece], merges_a)
             assert _encode_all(b, [piece]) == _expected([piece], merges_b)
     assert _encode_all(a, pieces) == expected_a
@@ -227,11 +227,10 @@ def test_real_vocabulary_warm_equals_cold(shared_dir):
 
 
 @pytest.mark.parametrize("distinct", [10, 40, 200, 3000])
-def test_per_call_cache_grows_without_changing_ids(distinct):
+def test_repeated_pieces_too_long_to_keep_stay_exact(distinct):
     """Pieces the cross-call cache never holds (more than MAX_SPELLED_IDS ids), ``distinct`` of
-    them repeated in one call: the per-call cache starts small and doubles as it fills (up to
-    its limit, which 3,000 distinct pieces in 6,000 exceed). Every repeat must get the ids of its
-    own bytes, equal to encode_piece's and the reference's."""
+    them repeated in one call of 6,000 pieces: each is merged again every time, and every
+    repeat must get the ids of its own bytes, equal to encode_piece's and the reference's."""
     merges = _merges(21)
     encoder = RankEncoder(TOKENS, merges, whole_piece_lookup=False)
     rng = random.Random(distinct)

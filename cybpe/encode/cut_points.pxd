@@ -18,13 +18,18 @@
 #     from cybpe.encode.cut_points cimport build_cut_tables, free_cut_tables, is_cut_point
 #     if build_cut_tables(&tables) != 0: ...        # MemoryError; NULL tables disable cutting
 #     if is_cut_point(&tables, s, n, p): ...         # 1 <= p < n: s[:p] and s[p:] merge apart
+#     cdef CutMemo memo                              # per call, on the stack
+#     memo.ready = False
+#     if is_cut_point_memo(&tables, s, n, p, &memo): ...   # the same answer, remembered
 #     free_cut_tables(&tables)
 #
 # Thread safety: the tables are written once by build_cut_tables (before any encode) and only
 # read afterwards; covered() is a pure function of them, safe from any thread without the GIL.
+# A CutMemo belongs to one call of one thread.
 
 from libc.stdint cimport uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free
+from libc.string cimport memset
 
 from cybpe.encode.rank_tables cimport RankTables
 from cybpe._c.cpu cimport FIBONACCI
@@ -67,6 +72,42 @@ cdef inline bint is_cut_point(const RankTables* t, const uint8_t* s, Py_ssize_t 
     ASCII bytes are never tried: tokens cover nearly all of them, and the tables leave them out."""
     cdef uint8_t here = s[p]
     return (here >= 0xC0 or (here < 0x80 and s[p - 1] >= 0x80)) and not covered(t, s, n, p)
+
+
+cdef enum:
+    CUT_MEMO_BITS = 11        # a call's memo of covered(): 2,048 slots of 8 bytes (16 KiB)
+
+
+cdef struct CutMemo:
+    # covered() of the places a call has tested, by the four bytes around the place, which are
+    # all it reads (s[p-2], s[p-1], s[p], s[p+1]). CJK text tests the same character pairs over
+    # and over, and each test is up to four hashed bitmap reads (mostly cache misses); a slot is
+    # one read of a table that stays in L1. Direct-mapped; a slot is (bytes << 32) | 2 | covered,
+    # 0 when empty. Per call (on the caller's stack), cleared on first use.
+    bint ready
+    uint64_t slots[1 << CUT_MEMO_BITS]
+
+
+cdef inline bint is_cut_point_memo(const RankTables* t, const uint8_t* s, Py_ssize_t n,
+                                   Py_ssize_t p, CutMemo* memo) noexcept nogil:
+    """is_cut_point, answered from ``memo`` when it has the place's four bytes (and kept there
+    when not); places within two bytes of an end are tested directly."""
+    cdef uint8_t here = s[p]
+    if not (here >= 0xC0 or (here < 0x80 and s[p - 1] >= 0x80)):
+        return False
+    if memo == NULL or p < 2 or p + 2 > n:
+        return not covered(t, s, n, p)
+    if not memo.ready:
+        memset(memo.slots, 0, sizeof(memo.slots))
+        memo.ready = True
+    cdef uint64_t key = ((<uint64_t>s[p - 2]) << 24) | ((<uint64_t>s[p - 1]) << 16) \
+        | ((<uint64_t>here) << 8) | s[p + 1]
+    cdef uint64_t* slot = &memo.slots[(key * FIBONACCI) >> (64 - CUT_MEMO_BITS)]
+    if (slot[0] >> 32) == key and slot[0] & 2:
+        return not (slot[0] & 1)
+    cdef bint found = covered(t, s, n, p)
+    slot[0] = (key << 32) | 2 | found
+    return not found
 
 
 cdef inline int build_cut_tables(RankTables* t) noexcept nogil:

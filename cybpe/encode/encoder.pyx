@@ -46,7 +46,8 @@ from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.string cimport memcmp, memcpy, memmove, memset
 
 from cybpe.encode.merge_paths cimport PATH_AUTO, PATH_BUCKET, PATH_HEAP, PATH_LINEAR, PATH_RUNS, merge_piece
-from cybpe.encode.cut_points cimport build_cut_tables, free_cut_tables, is_cut_point
+from cybpe.encode.cut_points cimport (
+    CutMemo, build_cut_tables, free_cut_tables, is_cut_point, is_cut_point_memo)
 from cybpe.encode.id_ints cimport ID_INT_STRIDE, id_int_base, id_int_take, id_ints_cover
 from cybpe.encode.rank_tables cimport (
     EMPTY_PAIR_SLOT, FIBONACCI, MAX_IDS, RankTables, TokenSlot, packed_pair, pair_rank,
@@ -279,11 +280,11 @@ cdef inline void thread_cache_prefetch(ThreadCacheEntry* shared, uint64_t h) noe
 
 
 cdef int encode_uncut(const RankTables* t, const uint8_t* s, Py_ssize_t n, uint64_t h,
-                      IdBuffer* out, ThreadCacheEntry* shared, bint cut) noexcept nogil:
+                      IdBuffer* out, ThreadCacheEntry* shared, CutMemo* cuts) noexcept nogil:
     """Append the ids of s[:n] (n >= 2, not a token or past the whole-piece lookup; h its
     hash_bytes): from this thread's cross-call cache (shared, may be NULL), else by BPE, cut at
-    its cut points first when cut is set; the result goes into the cache. out has room for n
-    more ids. -1 when out of memory."""
+    its cut points first unless cuts is NULL (the call's memo of cut-point tests); the result
+    goes into the cache. out has room for n more ids. -1 when out of memory."""
     cdef ThreadCacheEntry* slot = NULL
     cdef uint32_t* slot_tags = NULL
     cdef uint64_t first
@@ -300,8 +301,8 @@ cdef int encode_uncut(const RankTables* t, const uint8_t* s, Py_ssize_t n, uint6
             out.size += hit.n_ids
             return 0
     before = out.size
-    if cut and n >= CUT_MIN_LEN and t.inner_pairs != NULL:
-        rc = encode_cut(t, s, n, out, shared)
+    if cuts != NULL and n >= CUT_MIN_LEN and t.inner_pairs != NULL:
+        rc = encode_cut(t, s, n, out, shared, cuts)
     else:
         rc = merge_piece(t, s, n, out, PATH_AUTO)
     if rc != 0:
@@ -312,7 +313,7 @@ cdef int encode_uncut(const RankTables* t, const uint8_t* s, Py_ssize_t n, uint6
 
 
 cdef int encode_cut(const RankTables* t, const uint8_t* s, Py_ssize_t n, IdBuffer* out,
-                    ThreadCacheEntry* shared) noexcept nogil:
+                    ThreadCacheEntry* shared, CutMemo* cuts) noexcept nogil:
     """BPE of s[:n] as the BPE of the parts between its cut points (cut_points.pxd), each
     through the piece caches. Only places next to a non-ASCII character are tried: in ASCII
     runs tokens cover nearly every place, and a long ASCII piece pays nothing. Parts go in
@@ -323,7 +324,7 @@ cdef int encode_cut(const RankTables* t, const uint8_t* s, Py_ssize_t n, IdBuffe
     cdef Py_ssize_t p = 1, m = 0, k, size
     bounds[0] = 0
     while True:
-        while p < n and not is_cut_point(t, s, n, p):
+        while p < n and not is_cut_point_memo(t, s, n, p, cuts):
             p += 1
         if p == n and m == 0 and bounds[0] == 0:
             return merge_piece(t, s, n, out, PATH_AUTO)  # no cut point
@@ -341,7 +342,7 @@ cdef int encode_cut(const RankTables* t, const uint8_t* s, Py_ssize_t n, IdBuffe
                 if size == 1:
                     out.data[out.size] = <uint32_t>t.byte_id[s[bounds[k]]]
                     out.size += 1
-                elif encode_uncut(t, s + bounds[k], size, hashes[k], out, shared, False) != 0:
+                elif encode_uncut(t, s + bounds[k], size, hashes[k], out, shared, NULL) != 0:
                     return -1
             if p == n:
                 return 0
@@ -351,7 +352,8 @@ cdef int encode_cut(const RankTables* t, const uint8_t* s, Py_ssize_t n, IdBuffe
 
 
 cdef int encode_block(const RankTables* t, const uint8_t** starts, const Py_ssize_t* lengths,
-                      Py_ssize_t count, IdBuffer* out, ThreadCacheEntry* shared) noexcept nogil:
+                      Py_ssize_t count, IdBuffer* out, ThreadCacheEntry* shared,
+                      CutMemo* cuts) noexcept nogil:
     """Append the ids of count <= LOOKAHEAD pieces, in three passes so that cache misses
     overlap: hash every piece and prefetch its token-table slot; probe the slots (the whole-piece
     lookup) and prefetch the thread-cache set of each piece that is no token; then append, in
@@ -398,7 +400,7 @@ cdef int encode_block(const RankTables* t, const uint8_t** starts, const Py_ssiz
             if merge_piece(t, s, n, out, PATH_AUTO) != 0:
                 return -1
             continue
-        if encode_uncut(t, s, n, hashes[k], out, shared, True) != 0:
+        if encode_uncut(t, s, n, hashes[k], out, shared, cuts) != 0:
             return -1
     return 0
 
@@ -894,13 +896,15 @@ cdef class RankEncoder:
         cdef Py_ssize_t i = 0, k, count
         cdef int rc = 0
         cdef ThreadCacheEntry* shared = thread_cache_entries()
+        cdef CutMemo cuts
+        cuts.ready = False
         while i < n_pieces and rc == 0:
             count = min(<Py_ssize_t>LOOKAHEAD, n_pieces - i)
             for k in range(count):
                 starts[k] = data + start
                 lengths[k] = ends[i + k] - start
                 start = ends[i + k]
-            rc = encode_block(&self.tables, starts, lengths, count, out, shared)
+            rc = encode_block(&self.tables, starts, lengths, count, out, shared, &cuts)
             i += count
         return rc
 
@@ -1044,6 +1048,8 @@ cdef class RankEncoder:
         cdef Py_ssize_t lengths[LOOKAHEAD]
         cdef Py_ssize_t n_pieces = len(<list>pieces), i = 0, k = 0
         cdef ThreadCacheEntry* shared = thread_cache_entries()
+        cdef CutMemo cuts
+        cuts.ready = False
         try:
             for i in range(n_pieces):
                 piece = (<list>pieces)[i]
@@ -1053,7 +1059,7 @@ cdef class RankEncoder:
                 starts[k] = <const uint8_t*>PyUnicode_AsUTF8AndSize(piece, &lengths[k])
                 k += 1
                 if k == LOOKAHEAD or i == n_pieces - 1:
-                    if encode_block(&self.tables, starts, lengths, k, &buf, shared) != 0:
+                    if encode_block(&self.tables, starts, lengths, k, &buf, shared, &cuts) != 0:
                         raise MemoryError()
                     k = 0
             return ids_array(&buf)

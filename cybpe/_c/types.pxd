@@ -18,18 +18,12 @@ cdef struct IdBuffer:
     Py_ssize_t capacity # ids allocated
 
 
-cdef inline int grow_buffer(void** data, Py_ssize_t* capacity, Py_ssize_t want, size_t item,
-                            Py_ssize_t minimum) noexcept nogil:
-    """Make the malloc'ed ``*data`` hold at least ``want`` items of ``item`` bytes, doubling
-    from ``minimum`` (amortised O(1) appends). 0, or -1 when out of memory or the size would
-    overflow; on -1 the buffer and ``*capacity`` are unchanged and still the caller's.
-
-    The one growth rule of every buffer in the compiled modules (ids, piece ends, pair lists,
-    trainer arrays). Usage: ``if grow_buffer(<void**>&buf, &cap, n + 1, sizeof(T), 64): fail``."""
-    cdef Py_ssize_t cap = capacity[0]
-    cdef void* grown
-    if want <= cap:
-        return 0
+cdef inline Py_ssize_t grown_capacity(Py_ssize_t cap, Py_ssize_t want, size_t item,
+                                      Py_ssize_t minimum) noexcept nogil:
+    """The capacity a buffer of ``cap`` items grows to so that it holds ``want`` (> cap) items
+    of ``item`` bytes: doubling from ``minimum`` (amortised O(1) appends). -1 when the size would
+    overflow. The one growth rule of every buffer in the compiled modules (grow_buffer below,
+    mem_grow in cybpe/_c/mem_pool.pxd)."""
     if cap < minimum:
         cap = minimum
     while cap < want:
@@ -37,6 +31,24 @@ cdef inline int grow_buffer(void** data, Py_ssize_t* capacity, Py_ssize_t want, 
             return -1
         cap = cap * 2
     if <size_t>cap > (<size_t>-1) // item:
+        return -1
+    return cap
+
+
+cdef inline int grow_buffer(void** data, Py_ssize_t* capacity, Py_ssize_t want, size_t item,
+                            Py_ssize_t minimum) noexcept nogil:
+    """Make the malloc'ed ``*data`` hold at least ``want`` items of ``item`` bytes, doubling
+    from ``minimum`` (grown_capacity). 0, or -1 when out of memory or the size would overflow;
+    on -1 the buffer and ``*capacity`` are unchanged and still the caller's.
+
+    For buffers a function frees itself (ids, piece ends); a buffer of a MemPool grows with
+    mem_grow. Usage: ``if grow_buffer(<void**>&buf, &cap, n + 1, sizeof(T), 64): fail``."""
+    cdef Py_ssize_t cap
+    cdef void* grown
+    if want <= capacity[0]:
+        return 0
+    cap = grown_capacity(capacity[0], want, item, minimum)
+    if cap < 0:
         return -1
     grown = realloc(data[0], <size_t>cap * item)
     if grown == NULL:

@@ -47,6 +47,67 @@ OUTPUT_ARRAY = IDS_ARRAY
 OUTPUT_COUNT = IDS_COUNT
 
 
+# -- the scan + encode step every entry point runs -----------------------------------------------
+
+cdef enum:
+    GAVE_UP = -2            # scan_encode: the scanner gave up (SCAN_GAVE_UP); nothing appended
+    NO_MEMORY = -1
+
+
+cdef struct ScanEncode:
+    # The C buffers of one call, for one text or a batch: set up by scan_encode_init, filled by
+    # scan_encode, released by scan_encode_free (in the caller's ``finally``).
+    int64_t* ends           # the piece ends of the text being encoded (reused text after text)
+    Py_ssize_t capacity
+    IdBuffer ids            # every id appended so far, texts one after another
+    int64_t* spans          # with offsets: ids' character spans, 2 per id (see char_spans)
+    Py_ssize_t span_capacity
+
+
+cdef inline void scan_encode_init(ScanEncode* w) noexcept nogil:
+    w.ends = NULL
+    w.capacity = 0
+    w.ids.data = NULL
+    w.ids.size = w.ids.capacity = 0
+    w.spans = NULL
+    w.span_capacity = 0
+
+
+cdef inline void scan_encode_free(ScanEncode* w) noexcept nogil:
+    free(w.ends)
+    free(w.ids.data)
+    free(w.spans)
+    scan_encode_init(w)
+
+
+cdef int scan_encode(ScanEncode* w, RankEncoder encoder, BaseScanner scanner, const uint8_t* s,
+                     Py_ssize_t n, Py_ssize_t limit, bint cut, bint offsets) noexcept nogil:
+    """Split s[0:n] (n > 0) with ``scanner`` and append its ids to ``w.ids``: all of them, or
+    with ``limit >= 0`` encode_budget's prefix, cut to ``limit`` ids when ``cut``; with
+    ``offsets``, their character spans to ``w.spans``. 0, GAVE_UP or NO_MEMORY."""
+    cdef Py_ssize_t first = w.ids.size
+    cdef Py_ssize_t pieces = scanner.scan_all(s, n, &w.ends, &w.capacity)
+    if pieces < 0:
+        return GAVE_UP if pieces == SCAN_GAVE_UP else NO_MEMORY
+    if encode_budget(encoder, s, w.ends, pieces, limit, &w.ids) != 0:
+        return NO_MEMORY
+    if cut and limit >= 0 and w.ids.size - first > limit:
+        w.ids.size = first + limit
+    if offsets and w.ids.size > first:
+        if grow_buffer(<void**>&w.spans, &w.span_capacity, 2 * w.ids.size, sizeof(int64_t), 64) != 0:
+            return NO_MEMORY
+        char_spans(encoder.tables.token_offsets, s, w.ids.data + first, w.ids.size - first,
+                   w.spans + 2 * first)
+    return 0
+
+
+cdef inline int raise_if_no_memory(int rc) except -1:
+    """MemoryError for NO_MEMORY; any other code is the caller's to read."""
+    if rc == NO_MEMORY:
+        raise MemoryError()
+    return 0
+
+
 def encode_scanned(RankEncoder encoder, BaseScanner scanner not None, const uint8_t[::1] data):
     """The uint32 ids of UTF-8 ``data``, split by ``scanner`` (any compiled scanner) and
     encoded by ``encoder``. None when the scanner gave up on the text (SCAN_GAVE_UP: the
@@ -86,35 +147,25 @@ def encode_text(RankEncoder encoder, BaseScanner scanner not None, str text, int
 cdef object encode_utf8(RankEncoder encoder, BaseScanner scanner, const uint8_t* s, Py_ssize_t n,
                         int output):
     """encode_text on s[0:n] (n > 0; the caller keeps s alive and unchanged)."""
-    cdef int64_t* ends = NULL
-    cdef Py_ssize_t capacity = 0
-    cdef Py_ssize_t pieces = 0
-    cdef int rc = 0
-    cdef IdBuffer buf
-    buf.data = NULL
-    buf.size = buf.capacity = 0
+    cdef ScanEncode w
+    cdef int rc
+    scan_encode_init(&w)
     try:
         if n >= RELEASE_GIL_BYTES:
             with nogil:
-                pieces = scanner.scan_all(s, n, &ends, &capacity)
-                if pieces >= 0:
-                    rc = encoder.encode_pieces_into(s, ends, pieces, &buf)
+                rc = scan_encode(&w, encoder, scanner, s, n, -1, False, False)
         else:
-            pieces = scanner.scan_all(s, n, &ends, &capacity)
-            if pieces >= 0:
-                rc = encoder.encode_pieces_into(s, ends, pieces, &buf)
-        if pieces == SCAN_GAVE_UP:
+            rc = scan_encode(&w, encoder, scanner, s, n, -1, False, False)
+        if rc == GAVE_UP:
             return None
-        if pieces < 0 or rc != 0:
-            raise MemoryError()
+        raise_if_no_memory(rc)
         if output == IDS_LIST:
-            return encoder.ids_to_list(buf.data, buf.size)
+            return encoder.ids_to_list(w.ids.data, w.ids.size)
         if output == IDS_COUNT:
-            return buf.size
-        return ids_array(&buf)
+            return w.ids.size
+        return ids_array(&w.ids)
     finally:
-        free(ends)
-        free(buf.data)
+        scan_encode_free(&w)
 
 
 def encode_texts_scanned(RankEncoder encoder, BaseScanner scanner not None, list texts):
@@ -122,20 +173,18 @@ def encode_texts_scanned(RankEncoder encoder, BaseScanner scanner not None, list
     pass (one call per thread lets threads scale: per-text calls hold the GIL between texts).
     Lone surrogates become U+FFFD first, as in Tokenizer.encode. A text the scanner gives up
     on is split afterwards, with the GIL, by ``scanner.split``."""
-    cdef Py_ssize_t j, pieces = 0, capacity = 0
+    cdef Py_ssize_t j
     cdef int rc = 0
     cdef list gave_up = []
     cdef Utf8Texts batch
+    cdef ScanEncode w
     try:
         batch = Utf8Texts(texts, clean_surrogates, CACHED_UTF8_CHARS)
     except TypeError:
         bad = next(t for t in texts if not isinstance(t, str))
         raise EncodingError(f"encode() takes a str, not {type(bad).__name__}") from None
     cdef int64_t* offsets = <int64_t*>malloc((batch.count + 1) * sizeof(int64_t))
-    cdef int64_t* ends = NULL
-    cdef IdBuffer buf
-    buf.data = NULL
-    buf.size = buf.capacity = 0
+    scan_encode_init(&w)
     try:
         if offsets == NULL:
             raise MemoryError()
@@ -143,29 +192,24 @@ def encode_texts_scanned(RankEncoder encoder, BaseScanner scanner not None, list
         with nogil:
             for j in range(batch.count):
                 if batch.lengths[j]:
-                    pieces = scanner.scan_all(batch.starts[j], batch.lengths[j], &ends, &capacity)
-                    if pieces == SCAN_GAVE_UP:
+                    rc = scan_encode(&w, encoder, scanner, batch.starts[j], batch.lengths[j],
+                                     -1, False, False)
+                    if rc == GAVE_UP:
                         with gil:
                             gave_up.append(j)
-                        pieces = 0
-                    elif pieces < 0:
-                        rc = -1
+                        rc = 0
+                    elif rc != 0:
                         break
-                    rc = encoder.encode_pieces_into(batch.starts[j], ends, pieces, &buf)
-                    if rc != 0:
-                        break
-                offsets[j + 1] = buf.size
-        if rc != 0:
-            raise MemoryError()
-        out = [encoder.ids_to_list(buf.data + offsets[j], offsets[j + 1] - offsets[j])
+                offsets[j + 1] = w.ids.size
+        raise_if_no_memory(rc)
+        out = [encoder.ids_to_list(w.ids.data + offsets[j], offsets[j + 1] - offsets[j])
                for j in range(batch.count)]
         for j in gave_up:
             out[j] = encoder.encode_str_pieces(scanner.split(clean_surrogates(texts[j]))).tolist()
         return out
     finally:
         free(offsets)
-        free(ends)
-        free(buf.data)
+        scan_encode_free(&w)
 
 
 # -- offsets and token budgets -------------------------------------------------------------------
@@ -245,34 +289,18 @@ def encode_scanned_spans(RankEncoder encoder, BaseScanner scanner not None, cons
     cdef Py_ssize_t n = data.shape[0]
     if n == 0:
         return np.empty(0, dtype=np.uint32), (np.empty((0, 2), dtype=np.int64) if offsets else None)
-    cdef int64_t* ends = NULL
-    cdef int64_t* spans = NULL
-    cdef Py_ssize_t capacity = 0
-    cdef Py_ssize_t pieces = 0
-    cdef int rc = 0
-    cdef IdBuffer buf
-    buf.data = NULL
-    buf.size = buf.capacity = 0
+    cdef ScanEncode w
+    cdef int rc
+    scan_encode_init(&w)
     try:
         with nogil:
-            pieces = scanner.scan_all(&data[0], n, &ends, &capacity)
-            if pieces >= 0:
-                rc = encode_budget(encoder, &data[0], ends, pieces, limit, &buf)
-            if pieces >= 0 and rc == 0 and offsets:
-                spans = <int64_t*>malloc((2 * buf.size + 1) * sizeof(int64_t))
-                if spans == NULL:
-                    rc = -1
-                else:
-                    char_spans(encoder.tables.token_offsets, &data[0], buf.data, buf.size, spans)
-        if pieces == SCAN_GAVE_UP:
+            rc = scan_encode(&w, encoder, scanner, &data[0], n, limit, False, offsets)
+        if rc == GAVE_UP:
             return None
-        if pieces < 0 or rc != 0:
-            raise MemoryError()
-        return ids_array(&buf), (spans_array(spans, buf.size) if offsets else None)
+        raise_if_no_memory(rc)
+        return ids_array(&w.ids), (spans_array(w.spans, w.ids.size) if offsets else None)
     finally:
-        free(ends)
-        free(spans)
-        free(buf.data)
+        scan_encode_free(&w)
 
 
 def encode_texts_flat(RankEncoder encoder, BaseScanner scanner not None, list texts, Py_ssize_t limit=-1,
@@ -283,9 +311,10 @@ def encode_texts_flat(RankEncoder encoder, BaseScanner scanner not None, list te
     keeps only the first ``limit`` ids of its encoding (plain id truncation; the rest is never
     encoded). Lone surrogates become U+FFFD first, as in Tokenizer.encode. None when the
     scanner gave up on one of the texts (SCAN_GAVE_UP: the caller takes the per-text path)."""
-    cdef Py_ssize_t j, k, pieces = 0, capacity = 0, first
+    cdef Py_ssize_t j
     cdef int rc = 0
     cdef Utf8Texts batch
+    cdef ScanEncode w
     try:
         batch = Utf8Texts(texts, clean_surrogates, CACHED_UTF8_CHARS)
     except TypeError:
@@ -293,42 +322,22 @@ def encode_texts_flat(RankEncoder encoder, BaseScanner scanner not None, list te
         raise EncodingError(f"encode() takes a str, not {type(bad).__name__}") from None
     row_ends = np.zeros(batch.count, dtype=np.int64)
     cdef int64_t[::1] rows = row_ends
-    cdef int64_t* ends = NULL
-    cdef int64_t* spans = NULL
-    cdef Py_ssize_t span_capacity = 0
-    cdef IdBuffer buf
-    buf.data = NULL
-    buf.size = buf.capacity = 0
+    scan_encode_init(&w)
     try:
         with nogil:
             for j in range(batch.count):
-                first = buf.size
                 if batch.lengths[j]:
-                    pieces = scanner.scan_all(batch.starts[j], batch.lengths[j], &ends, &capacity)
-                    if pieces < 0:
-                        rc = -2 if pieces == SCAN_GAVE_UP else -1
-                        break
-                    rc = encode_budget(encoder, batch.starts[j], ends, pieces, limit, &buf)
+                    rc = scan_encode(&w, encoder, scanner, batch.starts[j], batch.lengths[j],
+                                     limit, True, offsets)
                     if rc != 0:
                         break
-                    if limit >= 0 and buf.size - first > limit:
-                        buf.size = first + limit
-                    if offsets and buf.size > first:
-                        if grow_buffer(<void**>&spans, &span_capacity, 2 * buf.size, sizeof(int64_t), 64) != 0:
-                                rc = -1
-                                break
-                        char_spans(encoder.tables.token_offsets, batch.starts[j], buf.data + first,
-                                   buf.size - first, spans + 2 * first)
-                rows[j] = buf.size
-        if rc == -2:
+                rows[j] = w.ids.size
+        if rc == GAVE_UP:
             return None
-        if rc != 0:
-            raise MemoryError()
-        return ids_array(&buf), row_ends, (spans_array(spans, buf.size) if offsets else None)
+        raise_if_no_memory(rc)
+        return ids_array(&w.ids), row_ends, (spans_array(w.spans, w.ids.size) if offsets else None)
     finally:
-        free(ends)
-        free(spans)
-        free(buf.data)
+        scan_encode_free(&w)
 
 
 # -- rows of one UTF-8 buffer (Arrow string arrays) ----------------------------------------------
@@ -370,7 +379,7 @@ def encode_utf8_rows(RankEncoder encoder, BaseScanner scanner not None, const ui
         raise ValueError("row_offsets needs at least one entry")
     if valid is not None and valid.shape[0] < rows:
         raise ValueError("valid has fewer entries than there are rows")
-    cdef Py_ssize_t j, pieces = 0, capacity = 0, first, bad, length, counted = 0
+    cdef Py_ssize_t j, first, bad, length, counted = 0
     cdef int64_t start, stop
     cdef int rc = 0
     cdef int64_t size = data.shape[0]
@@ -382,58 +391,40 @@ def encode_utf8_rows(RankEncoder encoder, BaseScanner scanner not None, const ui
     cdef const uint8_t* checked = NULL if valid is None or rows == 0 else &valid[0]
     row_ends = np.zeros(rows, dtype=np.int64)
     cdef int64_t[::1] ends_out = row_ends
-    cdef int64_t* ends = NULL
-    cdef int64_t* spans = NULL
-    cdef Py_ssize_t span_capacity = 0
     cdef int64_t* skipped = <int64_t*>malloc((2 * rows + 1) * sizeof(int64_t))
     cdef Py_ssize_t n_skipped = 0
-    cdef IdBuffer buf
-    buf.data = NULL
-    buf.size = buf.capacity = 0
+    cdef ScanEncode w
+    cdef bint spans_too = offsets and not count_only
     if skipped == NULL:
         raise MemoryError()
+    scan_encode_init(&w)
     try:
         with nogil:
             for j in range(rows):
-                first = buf.size
+                first = w.ids.size
                 start = row_offsets[j]
                 stop = row_offsets[j + 1]
                 length = stop - start
                 if length and (checked == NULL or checked[j]):
                     bad = first_invalid_utf8(base + start, length)
-                    if bad >= 0:
-                        skipped[2 * n_skipped] = j
-                        skipped[2 * n_skipped + 1] = bad
-                        n_skipped += 1
-                    else:
-                        pieces = scanner.scan_all(base + start, length, &ends, &capacity)
-                        if pieces == SCAN_GAVE_UP:
-                            skipped[2 * n_skipped] = j
-                            skipped[2 * n_skipped + 1] = -1
-                            n_skipped += 1
-                        elif pieces < 0:
-                            rc = -1
+                    if bad < 0:
+                        rc = scan_encode(&w, encoder, scanner, base + start, length, -1, False,
+                                         spans_too)
+                        if rc == NO_MEMORY:
                             break
-                        else:
-                            rc = encoder.encode_pieces_into(base + start, ends, pieces, &buf)
-                            if rc != 0:
-                                break
-                            if count_only:
-                                counted += buf.size - first
-                                buf.size = first
-                            elif offsets and buf.size > first:
-                                if grow_buffer(<void**>&spans, &span_capacity, 2 * buf.size, sizeof(int64_t), 64) != 0:
-                                        rc = -1
-                                        break
-                                char_spans(encoder.tables.token_offsets, base + start, buf.data + first,
-                                           buf.size - first, spans + 2 * first)
-                ends_out[j] = buf.size + counted
-        if rc != 0:
-            raise MemoryError()
+                    if bad >= 0 or rc == GAVE_UP:
+                        skipped[2 * n_skipped] = j
+                        skipped[2 * n_skipped + 1] = bad if bad >= 0 else -1
+                        n_skipped += 1
+                        rc = 0
+                    elif count_only:
+                        counted += w.ids.size - first
+                        w.ids.size = first
+                ends_out[j] = w.ids.size + counted
+        raise_if_no_memory(rc)
         out_skipped = [(skipped[2 * j], skipped[2 * j + 1]) for j in range(n_skipped)]
-        return ids_array(&buf), row_ends, (spans_array(spans, buf.size) if offsets else None), out_skipped
+        return (ids_array(&w.ids), row_ends, (spans_array(w.spans, w.ids.size) if offsets else None),
+                out_skipped)
     finally:
-        free(ends)
-        free(spans)
         free(skipped)
-        free(buf.data)
+        scan_encode_free(&w)

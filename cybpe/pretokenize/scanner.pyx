@@ -20,9 +20,11 @@
 #   class bitmasks (SSE2) and a few shifts find every piece start in the window at once
 #   (cl100k_window.pxd, which says how), where the per-piece scanner branched unpredictably on
 #   each piece's kind. A window's ends are written eight per pass.
-# * scan_all has one loop per kind rather than a switch per piece. gcc does not inline
-#   the scanner bodies (too large), so the flags (digits, marks, end-of-text-first) stay
-#   arguments; they are perfectly predicted branches.
+# * scan_all has one loop per kind rather than a switch per piece: the loop is written once, as a
+#   function fused over one empty type per kind (scan_pieces), and Cython writes it out per kind
+#   with the scanner and its flags as constants. gcc does not inline the scanner bodies (too
+#   large), so the flags (digits, marks, end-of-text-first) stay arguments; they are perfectly
+#   predicted branches.
 # * Right-to-left digit groups (gpt4-digits-rtl, superbpe) stay linear without state: at a number
 #   character whose predecessor is also a number we are inside a run whose remaining length is
 #   a multiple of three, so the group is the next three characters; only the first group of a
@@ -413,45 +415,87 @@ cdef inline Py_ssize_t scan_superbpe(const uint8_t* s, Py_ssize_t n, Py_ssize_t 
     return skip_out(s, n, j, CYBPE_N)
 
 
-cdef Py_ssize_t scan_next(int kind, const uint8_t* s, Py_ssize_t n, Py_ssize_t pos) noexcept nogil:
-    if kind == SCAN_CL100K or kind == SCAN_GPT4_DIGITS3:
-        return scan_gpt4(s, n, pos, 3, False, True)
-    if kind == SCAN_O200K:
-        return scan_o200k(s, n, pos)
-    if kind == SCAN_GPT2:
+# ---------------------------------------------------------------------------------------------
+# Kinds as types: the loop over a text is one fused function, which Cython writes out once per
+# kind with the kind's scanner and flags as constants (a runtime kind tested per piece, or a loop
+# gcc declines to specialise, costs instructions on every piece)
+# ---------------------------------------------------------------------------------------------
+
+cdef struct Gpt2Kind:
+    char unused
+cdef struct Cl100kKind:
+    char unused
+cdef struct O200kKind:
+    char unused
+cdef struct Llama3Kind:
+    char unused
+cdef struct Qwen2Kind:
+    char unused
+cdef struct Digits1Kind:
+    char unused
+cdef struct Digits2Kind:
+    char unused
+cdef struct DigitsRtlKind:
+    char unused
+cdef struct AbugidaKind:
+    char unused
+cdef struct SuperBpeKind:
+    char unused
+cdef struct WholeKind:
+    char unused
+
+ctypedef fused Kind:
+    Gpt2Kind
+    Cl100kKind
+    O200kKind
+    Llama3Kind
+    Qwen2Kind
+    Digits1Kind
+    Digits2Kind
+    DigitsRtlKind
+    AbugidaKind
+    SuperBpeKind
+    WholeKind
+
+
+cdef inline Py_ssize_t piece_end(Kind* kind, const uint8_t* s, Py_ssize_t n,
+                                 Py_ssize_t pos) noexcept nogil:
+    """The end of the piece starting at ``pos``: the one place a kind names its scanner."""
+    if Kind is Gpt2Kind:
         return scan_gpt2(s, n, pos)
-    if kind == SCAN_LLAMA3:
+    elif Kind is Cl100kKind:
+        return scan_gpt4(s, n, pos, 3, False, True)
+    elif Kind is O200kKind:
+        return scan_o200k(s, n, pos)
+    elif Kind is Llama3Kind:
         return scan_gpt4(s, n, pos, 3, False, False)
-    if kind == SCAN_QWEN2:
+    elif Kind is Qwen2Kind:
         return scan_gpt4(s, n, pos, 1, False, False)
-    if kind == SCAN_GPT4_DIGITS1:
+    elif Kind is Digits1Kind:
         return scan_gpt4(s, n, pos, 1, False, True)
-    if kind == SCAN_GPT4_DIGITS2:
+    elif Kind is Digits2Kind:
         return scan_gpt4(s, n, pos, 2, False, True)
-    if kind == SCAN_GPT4_DIGITS_RTL:
+    elif Kind is DigitsRtlKind:
         return scan_gpt4(s, n, pos, 0, False, True)
-    if kind == SCAN_ABUGIDA:
+    elif Kind is AbugidaKind:
         return scan_gpt4(s, n, pos, 3, True, True)
-    if kind == SCAN_SUPERBPE:
+    elif Kind is SuperBpeKind:
         return scan_superbpe(s, n, pos)
-    return n  # unknown kind: one piece (never reached through Scanner)
+    elif Kind is WholeKind:
+        return n  # an unknown kind: one piece (never reached through Scanner)
 
 
-# ---------------------------------------------------------------------------------------------
-# Whole-text loops (one per kind, so the flags are compile-time constants)
-# ---------------------------------------------------------------------------------------------
-
-cdef Py_ssize_t scan_kind_all(int kind, const uint8_t* s, Py_ssize_t n,
-                              int64_t** ends, Py_ssize_t* capacity) noexcept nogil:
-    # One loop per kind, so each scanner is inlined with its flags as constants.
+cdef inline Py_ssize_t scan_pieces(Kind* kind, const uint8_t* s, Py_ssize_t n,
+                                   int64_t** ends, Py_ssize_t* capacity) noexcept nogil:
+    """Every piece end of s[0:n]: their number, or SCAN_NO_MEMORY."""
     cdef Py_ssize_t count = 0
     cdef Py_ssize_t pos = 0
+    cdef Py_ssize_t found
     # A first guess of the piece count: about one piece per four bytes of prose.
     if reserve_ends(ends, capacity, n // 4 + 16) != 0:
         return SCAN_NO_MEMORY
-    cdef Py_ssize_t found
-    if kind == SCAN_CL100K or kind == SCAN_GPT4_DIGITS3:
-        while pos < n:
+    while pos < n:
+        if Kind is Cl100kKind:
             # 64 ASCII bytes at a time where the text allows (cl100k_window.pxd); the last 64
             # bytes, and pieces at non-ASCII text, go one at a time.
             if pos + 64 <= n and ascii8(s + pos):
@@ -462,47 +506,61 @@ cdef Py_ssize_t scan_kind_all(int kind, const uint8_t* s, Py_ssize_t n,
                     count += found
                     pos = ends[0][count - 1]
                     continue
-            pos = scan_gpt4(s, n, pos, 3, False, True)
-            if push_end(ends, capacity, &count, pos): return SCAN_NO_MEMORY
-    elif kind == SCAN_O200K:
-        while pos < n:
-            pos = scan_o200k(s, n, pos)
-            if push_end(ends, capacity, &count, pos): return SCAN_NO_MEMORY
-    elif kind == SCAN_GPT2:
-        while pos < n:
-            pos = scan_gpt2(s, n, pos)
-            if push_end(ends, capacity, &count, pos): return SCAN_NO_MEMORY
-    elif kind == SCAN_LLAMA3:
-        while pos < n:
-            pos = scan_gpt4(s, n, pos, 3, False, False)
-            if push_end(ends, capacity, &count, pos): return SCAN_NO_MEMORY
-    elif kind == SCAN_QWEN2:
-        while pos < n:
-            pos = scan_gpt4(s, n, pos, 1, False, False)
-            if push_end(ends, capacity, &count, pos): return SCAN_NO_MEMORY
-    elif kind == SCAN_GPT4_DIGITS1:
-        while pos < n:
-            pos = scan_gpt4(s, n, pos, 1, False, True)
-            if push_end(ends, capacity, &count, pos): return SCAN_NO_MEMORY
-    elif kind == SCAN_GPT4_DIGITS2:
-        while pos < n:
-            pos = scan_gpt4(s, n, pos, 2, False, True)
-            if push_end(ends, capacity, &count, pos): return SCAN_NO_MEMORY
-    elif kind == SCAN_GPT4_DIGITS_RTL:
-        while pos < n:
-            pos = scan_gpt4(s, n, pos, 0, False, True)
-            if push_end(ends, capacity, &count, pos): return SCAN_NO_MEMORY
-    elif kind == SCAN_ABUGIDA:
-        while pos < n:
-            pos = scan_gpt4(s, n, pos, 3, True, True)
-            if push_end(ends, capacity, &count, pos): return SCAN_NO_MEMORY
-    elif kind == SCAN_SUPERBPE:
-        while pos < n:
-            pos = scan_superbpe(s, n, pos)
-            if push_end(ends, capacity, &count, pos): return SCAN_NO_MEMORY
-    else:
-        if n and push_end(ends, capacity, &count, n): return SCAN_NO_MEMORY
+        pos = piece_end(kind, s, n, pos)
+        if push_end(ends, capacity, &count, pos):
+            return SCAN_NO_MEMORY
     return count
+
+
+# The kind of a Scanner (an int) to its type, for one piece and for a whole text.
+
+cdef Py_ssize_t scan_next(int kind, const uint8_t* s, Py_ssize_t n, Py_ssize_t pos) noexcept nogil:
+    if kind == SCAN_GPT2:
+        return piece_end(<Gpt2Kind*>NULL, s, n, pos)
+    if kind == SCAN_CL100K or kind == SCAN_GPT4_DIGITS3:   # the same pattern
+        return piece_end(<Cl100kKind*>NULL, s, n, pos)
+    if kind == SCAN_O200K:
+        return piece_end(<O200kKind*>NULL, s, n, pos)
+    if kind == SCAN_LLAMA3:
+        return piece_end(<Llama3Kind*>NULL, s, n, pos)
+    if kind == SCAN_QWEN2:
+        return piece_end(<Qwen2Kind*>NULL, s, n, pos)
+    if kind == SCAN_GPT4_DIGITS1:
+        return piece_end(<Digits1Kind*>NULL, s, n, pos)
+    if kind == SCAN_GPT4_DIGITS2:
+        return piece_end(<Digits2Kind*>NULL, s, n, pos)
+    if kind == SCAN_GPT4_DIGITS_RTL:
+        return piece_end(<DigitsRtlKind*>NULL, s, n, pos)
+    if kind == SCAN_ABUGIDA:
+        return piece_end(<AbugidaKind*>NULL, s, n, pos)
+    if kind == SCAN_SUPERBPE:
+        return piece_end(<SuperBpeKind*>NULL, s, n, pos)
+    return piece_end(<WholeKind*>NULL, s, n, pos)
+
+
+cdef Py_ssize_t scan_kind_all(int kind, const uint8_t* s, Py_ssize_t n,
+                              int64_t** ends, Py_ssize_t* capacity) noexcept nogil:
+    if kind == SCAN_GPT2:
+        return scan_pieces(<Gpt2Kind*>NULL, s, n, ends, capacity)
+    if kind == SCAN_CL100K or kind == SCAN_GPT4_DIGITS3:   # the same pattern
+        return scan_pieces(<Cl100kKind*>NULL, s, n, ends, capacity)
+    if kind == SCAN_O200K:
+        return scan_pieces(<O200kKind*>NULL, s, n, ends, capacity)
+    if kind == SCAN_LLAMA3:
+        return scan_pieces(<Llama3Kind*>NULL, s, n, ends, capacity)
+    if kind == SCAN_QWEN2:
+        return scan_pieces(<Qwen2Kind*>NULL, s, n, ends, capacity)
+    if kind == SCAN_GPT4_DIGITS1:
+        return scan_pieces(<Digits1Kind*>NULL, s, n, ends, capacity)
+    if kind == SCAN_GPT4_DIGITS2:
+        return scan_pieces(<Digits2Kind*>NULL, s, n, ends, capacity)
+    if kind == SCAN_GPT4_DIGITS_RTL:
+        return scan_pieces(<DigitsRtlKind*>NULL, s, n, ends, capacity)
+    if kind == SCAN_ABUGIDA:
+        return scan_pieces(<AbugidaKind*>NULL, s, n, ends, capacity)
+    if kind == SCAN_SUPERBPE:
+        return scan_pieces(<SuperBpeKind*>NULL, s, n, ends, capacity)
+    return scan_pieces(<WholeKind*>NULL, s, n, ends, capacity)
 
 
 # ---------------------------------------------------------------------------------------------

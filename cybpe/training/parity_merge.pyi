@@ -5,9 +5,11 @@ from typing import Callable, Optional
 import numpy as np
 import numpy.typing as npt
 
+from cybpe.training.trainer import MergeRun
+
 MAX_NODES: int
 
-class _ParityTrainer:
+class _ParityTrainer(MergeRun):
     def load(
         self,
         chunks: list[bytes],

@@ -37,37 +37,29 @@ Design (the measurements: docs/history.md, "Parity-aware loop")
 """
 
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t, INT32_MAX, INT64_MAX
-from libc.stdlib cimport malloc, calloc, free, qsort
+from libc.stdlib cimport qsort
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
 
 from cybpe._c.cpu cimport prefetch_write
+from cybpe._c.mem_pool cimport MemPool, mem_free
 from cybpe._c.types cimport token_t, count_t, node_t
 from cybpe.training.trainer cimport (
-    EMPTY_KEY, ERR_NOMEM, ERR_INTERNAL, ERR_CALLBACK, OCC_NONE,
-    Node, PairSlot, PairTable, OccPool, HeapEntry, Heap, TokenStore,
+    EMPTY_KEY, ERR_NOMEM, ERR_INTERNAL, MAX_NODE_IDS, OCC_NONE,
+    RUNNING, STOP_VOCAB, STOP_MIN_FREQUENCY, STOP_NO_PAIRS,
+    Node, PairSlot, PairTable, OccPool, HeapEntry, Heap, TokenStore, MergeRun,
     pair_key, grow_array, compare_nodes,
     pairs_find, pairs_find_or_add, pairs_reserve, pairs_delete,
     pool_init, pool_block, occ_drop, occ_append,
     heap_push, heap_pop, heap_sift_down,
-    tokens_init, tokens_concat, tokens_pair_too_long, token_as_bytes, tokens_as_list,
+    tokens_concat, tokens_pair_too_long, tokens_as_list, ask_veto, stop_name,
 )
 
 from cybpe.errors import TrainingError
 
 
-cdef class _ParityTrainer   # forward declaration: the veto callback reaches its owner
-
-
 cdef enum:
     SITES = -1             # the table index of the site table in a Change
     PREFETCH_NODE = 16     # the merge loop pulls in the node this many sites ahead
-
-
-cdef enum StopReason:
-    RUNNING = 0
-    STOP_VOCAB = 1
-    STOP_MIN_FREQUENCY = 2
-    STOP_NO_PAIRS = 3
 
 
 cdef struct Change:        # a pair noted during a step: which table (SITES, a language, n_lang)
@@ -84,6 +76,7 @@ cdef struct MergeLogEntry:  # one merge: internal ids, the language that chose i
 
 
 cdef struct Parity:
+    MemPool* mem           # the owner's pool: every buffer below
     Node* nodes
     int64_t n_nodes
     int64_t* train_start   # chunk c's training weights: train_lang/weight[train_start[c]:train_start[c+1]]
@@ -139,9 +132,9 @@ cdef struct Parity:
 # Count updates inside a step
 # ---------------------------------------------------------------------------------------------
 
-cdef inline int note(Change** list_, int64_t* n, int64_t* cap, int32_t table,
+cdef inline int note(MemPool* mem, Change** list_, int64_t* n, int64_t* cap, int32_t table,
                      uint64_t key) noexcept nogil:
-    if n[0] == cap[0] and grow_array(<void**>list_, cap, n[0] + 1, sizeof(Change)) != 0:
+    if n[0] == cap[0] and grow_array(mem, <void**>list_, cap, n[0] + 1, sizeof(Change)) != 0:
         return ERR_NOMEM
     list_[0][n[0]].table = table
     list_[0][n[0]].key = key
@@ -159,7 +152,7 @@ cdef inline int sites_down(Parity* t, uint64_t key, const PairSlot* merging) noe
     if slot.count == 0 and slot != merging:
         # no valid occurrence is left: drop the list now, the slot after the step
         occ_drop(&t.pool, slot)
-        return note(&t.emptied, &t.n_emptied, &t.emptied_cap, SITES, key)
+        return note(t.mem, &t.emptied, &t.n_emptied, &t.emptied_cap, SITES, key)
     return 0
 
 
@@ -167,7 +160,7 @@ cdef inline int sites_up(Parity* t, uint64_t key, node_t left_node) noexcept nog
     # room was reserved for the worst case before the step: no slot moves
     cdef PairSlot* slot = &t.sites.slots[pairs_find_or_add(&t.sites, key)]
     slot.count += 1
-    return occ_append(&t.pool, slot, left_node)
+    return occ_append(t.mem, &t.pool, slot, left_node)
 
 
 cdef inline int count_down(Parity* t, int32_t table, uint64_t key, count_t w) noexcept nogil:
@@ -177,20 +170,20 @@ cdef inline int count_down(Parity* t, int32_t table, uint64_t key, count_t w) no
         return ERR_INTERNAL
     pairs.slots[s].count -= w
     if pairs.slots[s].count == 0:
-        return note(&t.emptied, &t.n_emptied, &t.emptied_cap, table, key)
+        return note(t.mem, &t.emptied, &t.n_emptied, &t.emptied_cap, table, key)
     return ERR_INTERNAL if pairs.slots[s].count < 0 else 0
 
 
 cdef inline int count_up(Parity* t, int32_t table, uint64_t key, count_t w) noexcept nogil:
     cdef PairTable* pairs = &t.counts[table]
     cdef PairSlot* slot
-    if pairs_reserve(pairs, 1) != 0:
+    if pairs_reserve(t.mem, pairs, 1) != 0:
         return ERR_NOMEM
     slot = &pairs.slots[pairs_find_or_add(pairs, key)]
     slot.count += w
     if slot.rise_step != t.step:
         slot.rise_step = t.step
-        return note(&t.risen, &t.n_risen, &t.risen_cap, table, key)
+        return note(t.mem, &t.risen, &t.n_risen, &t.risen_cap, table, key)
     return 0
 
 
@@ -232,7 +225,7 @@ cdef int apply_merge(Parity* t, uint64_t key, token_t merged_id, bint track) noe
     if s < 0:
         return ERR_INTERNAL
     n_sites = t.sites.slots[s].occ_len
-    if pairs_reserve(&t.sites, 2 * n_sites) != 0:
+    if pairs_reserve(t.mem, &t.sites, 2 * n_sites) != 0:
         return ERR_NOMEM
     merging = &t.sites.slots[pairs_find(&t.sites, key)]
     if merging.unsorted:
@@ -295,7 +288,7 @@ cdef int apply_merge(Parity* t, uint64_t key, token_t merged_id, bint track) noe
         pairs = &t.counts[t.risen[r].table]
         s = pairs_find(pairs, t.risen[r].key)
         if s >= 0 and pairs.slots[s].count > 0:
-            rc = heap_push(&t.heaps[t.risen[r].table], pairs.slots[s].count, t.risen[r].key)
+            rc = heap_push(t.mem, &t.heaps[t.risen[r].table], pairs.slots[s].count, t.risen[r].key)
             if rc != 0:
                 return rc
     # deletions move slots, so they come last (the merged pair is among the emptied counts)
@@ -312,18 +305,6 @@ cdef int apply_merge(Parity* t, uint64_t key, token_t merged_id, bint track) noe
 # Choosing the merge
 # ---------------------------------------------------------------------------------------------
 
-cdef int ask_veto(Parity* t, token_t left, token_t right) noexcept with gil:
-    """1 if the owner's ``veto(left_bytes, right_bytes)`` refuses the merge, 0 if not,
-    ERR_CALLBACK if it raised (the exception waits in ``veto_error``)."""
-    cdef _ParityTrainer owner = <_ParityTrainer>t.veto_owner
-    cdef const TokenStore* ts = &t.tokens
-    try:
-        return 1 if owner.veto(token_as_bytes(ts, left), token_as_bytes(ts, right)) else 0
-    except BaseException as exc:
-        owner.veto_error = exc
-        return ERR_CALLBACK
-
-
 cdef int rules_refuse(Parity* t, uint64_t key) noexcept nogil:
     """1 if a rule refuses the pair (remembered for every language), 0 if not, < 0 = error."""
     cdef token_t left = <token_t>(key >> 32)
@@ -332,11 +313,11 @@ cdef int rules_refuse(Parity* t, uint64_t key) noexcept nogil:
     if t.max_token_length > 0 and tokens_pair_too_long(&t.tokens, left, right, t.max_token_length):
         verdict = 1
     elif t.veto_owner != NULL:
-        verdict = ask_veto(t, left, right)
+        verdict = ask_veto(t.veto_owner, &t.tokens, left, right)
         if verdict < 0:
             return verdict
     if verdict:
-        if pairs_reserve(&t.refused, 1) != 0:
+        if pairs_reserve(t.mem, &t.refused, 1) != 0:
             return ERR_NOMEM
         pairs_find_or_add(&t.refused, key)
         t.n_refused += 1
@@ -365,7 +346,7 @@ cdef int best_pair(Parity* t, int32_t table, uint64_t* key, count_t* count) noex
             continue
         if live != top.count:
             heap_pop(heap)
-            rc = heap_push(heap, live, top.key)
+            rc = heap_push(t.mem, heap, live, top.key)
             if rc != 0:
                 return rc
             continue
@@ -447,7 +428,7 @@ cdef void remember_choice(Parity* t, int32_t lang) noexcept nogil:
 cdef int log_merge(Parity* t, token_t left, token_t right, token_t merged_id, int32_t lang,
                    count_t count) noexcept nogil:
     cdef MergeLogEntry* entry
-    if t.n_log == t.log_cap and grow_array(<void**>&t.log, &t.log_cap, t.n_log + 1,
+    if t.n_log == t.log_cap and grow_array(t.mem, <void**>&t.log, &t.log_cap, t.n_log + 1,
                                            sizeof(MergeLogEntry)) != 0:
         return ERR_NOMEM
     entry = &t.log[t.n_log]
@@ -462,11 +443,11 @@ cdef int log_merge(Parity* t, token_t left, token_t right, token_t merged_id, in
 
 cdef void drop_summed(Parity* t) noexcept nogil:
     """The hybrid phase is over: the summed counts are no longer needed."""
-    free(t.counts[t.n_lang].slots_raw)
+    mem_free(t.mem, t.counts[t.n_lang].slots_raw)
     t.counts[t.n_lang].slots_raw = NULL
     t.counts[t.n_lang].slots = NULL
     t.counts[t.n_lang].live = 0
-    free(t.heaps[t.n_lang].data)
+    mem_free(t.mem, t.heaps[t.n_lang].data)
     t.heaps[t.n_lang].data = NULL
     t.heaps[t.n_lang].size = 0
     t.heaps[t.n_lang].cap = 0
@@ -498,7 +479,7 @@ cdef int run_parity(Parity* t) noexcept nogil:
             return 0
         if not budgeted:
             remember_choice(t, lang)
-        merged_id = tokens_concat(&t.tokens, <token_t>(key >> 32), <token_t><uint32_t>key, &is_new)
+        merged_id = tokens_concat(t.mem, &t.tokens, <token_t>(key >> 32), <token_t><uint32_t>key, &is_new)
         if merged_id < 0:
             return ERR_NOMEM
         rc = log_merge(t, <token_t>(key >> 32), <token_t><uint32_t>key, merged_id, lang, count)
@@ -530,21 +511,21 @@ cdef int count_initial_pairs(Parity* t) noexcept nogil:
         if nodes[i].next < 0:
             continue
         key = pair_key(nodes[i].sym, nodes[nodes[i].next].sym)
-        if pairs_reserve(&t.sites, 1) != 0:
+        if pairs_reserve(t.mem, &t.sites, 1) != 0:
             return ERR_NOMEM
         slot = &t.sites.slots[pairs_find_or_add(&t.sites, key)]
         slot.count += 1
-        if occ_append(&t.pool, slot, <node_t>i) != 0:
+        if occ_append(t.mem, &t.pool, slot, <node_t>i) != 0:
             return ERR_NOMEM
         chunk = nodes[i].chunk
         for e in range(t.train_start[chunk], t.train_start[chunk + 1]):
             pairs = &t.counts[t.train_lang[e]]
-            if pairs_reserve(pairs, 1) != 0:
+            if pairs_reserve(t.mem, pairs, 1) != 0:
                 return ERR_NOMEM
             pairs.slots[pairs_find_or_add(pairs, key)].count += t.train_weight[e]
         if t.summed_live and t.total_weight[chunk] > 0:
             pairs = &t.counts[t.n_lang]
-            if pairs_reserve(pairs, 1) != 0:
+            if pairs_reserve(t.mem, pairs, 1) != 0:
                 return ERR_NOMEM
             pairs.slots[pairs_find_or_add(pairs, key)].count += t.total_weight[chunk]
     for table in range(t.n_lang + 1):
@@ -552,7 +533,7 @@ cdef int count_initial_pairs(Parity* t) noexcept nogil:
         heap = &t.heaps[table]
         if pairs.slots == NULL:
             continue
-        if grow_array(<void**>&heap.data, &heap.cap, pairs.live + 1, sizeof(HeapEntry)) != 0:
+        if grow_array(t.mem, <void**>&heap.data, &heap.cap, pairs.live + 1, sizeof(HeapEntry)) != 0:
             return ERR_NOMEM
         for s in range(<int64_t>(pairs.mask + 1)):
             if pairs.slots[s].key != EMPTY_KEY:
@@ -568,17 +549,7 @@ cdef int count_initial_pairs(Parity* t) noexcept nogil:
 # Python side
 # ---------------------------------------------------------------------------------------------
 
-MAX_NODES = INT32_MAX - 1   # node ids are int32 with -1 as "none"
-
-_STOP_NAMES = {STOP_VOCAB: "vocab_size", STOP_MIN_FREQUENCY: "min_frequency",
-               STOP_NO_PAIRS: "no_pairs"}
-
-
-cdef void* checked_malloc(size_t n, size_t item) except NULL:
-    cdef void* p = malloc((n if n > 0 else 1) * item)
-    if p == NULL:
-        raise MemoryError("out of memory while loading parity training data")
-    return p
+MAX_NODES = MAX_NODE_IDS   # node ids are int32 with -1 as "none"
 
 
 cdef check_csr(const int64_t[::1] start, const int32_t[::1] langs, const int64_t[::1] weights,
@@ -596,58 +567,16 @@ cdef check_csr(const int64_t[::1] start, const int32_t[::1] langs, const int64_t
             raise ValueError("_ParityTrainer.load: bad language index or weight")
 
 
-cdef class _ParityTrainer:
-    """Owns every buffer of one parity training run (freed in ``__dealloc__``, also after errors).
-    One run per instance; not for sharing between threads (``train_parity_merges`` makes one per
-    call)."""
+cdef class _ParityTrainer(MergeRun):
+    """One parity training run: its buffers come from the MergeRun's pool (freed with it, also
+    after errors). One run per instance; not for sharing between threads
+    (``train_parity_merges`` makes one per call)."""
 
     cdef Parity t
-    cdef list byte_of_id      # internal id (< 256) -> byte value
-    cdef object veto          # None, or veto(left_bytes, right_bytes) -> true to refuse
-    cdef object veto_error    # what the veto raised, re-raised by _check
 
-    def __dealloc__(self):
-        cdef int32_t table
-        free(self.t.nodes)
-        free(self.t.train_start)
-        free(self.t.train_lang)
-        free(self.t.train_weight)
-        free(self.t.dev_start)
-        free(self.t.dev_lang)
-        free(self.t.dev_weight)
-        free(self.t.total_weight)
-        free(self.t.sites.slots_raw)
-        free(self.t.pool.base)
-        if self.t.counts != NULL:
-            for table in range(self.t.n_lang + 1):
-                free(self.t.counts[table].slots_raw)
-        if self.t.heaps != NULL:
-            for table in range(self.t.n_lang + 1):
-                free(self.t.heaps[table].data)
-        free(self.t.counts)
-        free(self.t.heaps)
-        free(self.t.refused.slots_raw)
-        free(self.t.dev_len)
-        free(self.t.order)
-        free(self.t.tokens.data)
-        free(self.t.tokens.offset)
-        free(self.t.tokens.length)
-        free(self.t.tokens.index)
-        free(self.t.log)
-        free(self.t.risen)
-        free(self.t.emptied)
-        free(self.t.recent)
-        free(self.t.recent_count)
-        free(self.t.budget_limit)
-
-    cdef _check(self, int rc):
-        if rc == ERR_CALLBACK:
-            error, self.veto_error = self.veto_error, None
-            raise error
-        if rc == ERR_NOMEM:
-            raise MemoryError("out of memory while training parity-aware merges")
-        if rc != 0:
-            raise RuntimeError("cybpe parity trainer: internal invariant broken (please report this bug)")
+    def __cinit__(self):
+        self.t.mem = &self.mem
+        self.doing = "training parity-aware merges"
 
     def load(self, list chunks, const int64_t[::1] train_start, const int32_t[::1] train_lang,
              const int64_t[::1] train_weight, const int64_t[::1] dev_start,
@@ -659,12 +588,10 @@ cdef class _ParityTrainer:
         cdef Py_ssize_t n_chunks = len(chunks), c
         cdef int32_t n_lang = len(dev_lengths), l
         cdef int32_t id_of_byte[256]
-        cdef uint8_t byte_of_id[256]
         cdef int64_t total = 0, base = 0, m, n, e
         cdef const uint8_t* text
         cdef Node* node
-        cdef TokenStore* ts = &self.t.tokens
-        cdef int r, rc
+        cdef int rc
         if self.t.nodes != NULL:
             raise RuntimeError("a _ParityTrainer loads its chunks once")
         check_csr(train_start, train_lang, train_weight, n_chunks, n_lang)
@@ -677,11 +604,7 @@ cdef class _ParityTrainer:
         for c in range(n_chunks):
             if PyBytes_GET_SIZE(chunks[c]) < 2:
                 raise ValueError("_ParityTrainer.load: chunks must be bytes of length >= 2")
-        if len(byte_order) != 256 or sorted(byte_order) != list(range(256)):
-            raise ValueError("_ParityTrainer.load: byte_order must be a permutation of 0..255")
-        self.byte_of_id = byte_order
-        for r in range(256):
-            id_of_byte[<int>byte_order[r]] = r
+        self.set_byte_order(byte_order, id_of_byte)
         for c in range(n_chunks):
             total += PyBytes_GET_SIZE(chunks[c])
         if total > MAX_NODES:
@@ -690,22 +613,20 @@ cdef class _ParityTrainer:
                 f"training run can index (int32 node ids); train on a sample")
         self.t.n_lang = n_lang
         self.t.n_nodes = total
-        self.t.nodes = <Node*>checked_malloc(total, sizeof(Node))
-        self.t.train_start = <int64_t*>checked_malloc(n_chunks + 1, sizeof(int64_t))
-        self.t.dev_start = <int64_t*>checked_malloc(n_chunks + 1, sizeof(int64_t))
-        self.t.train_lang = <int32_t*>checked_malloc(train_lang.shape[0], sizeof(int32_t))
-        self.t.train_weight = <count_t*>checked_malloc(train_weight.shape[0], sizeof(count_t))
-        self.t.dev_lang = <int32_t*>checked_malloc(dev_lang.shape[0], sizeof(int32_t))
-        self.t.dev_weight = <count_t*>checked_malloc(dev_weight.shape[0], sizeof(count_t))
-        self.t.total_weight = <count_t*>checked_malloc(n_chunks, sizeof(count_t))
-        self.t.counts = <PairTable*>calloc(n_lang + 1, sizeof(PairTable))
-        self.t.heaps = <Heap*>calloc(n_lang + 1, sizeof(Heap))
-        self.t.dev_len = <count_t*>checked_malloc(n_lang, sizeof(count_t))
-        self.t.order = <int32_t*>checked_malloc(n_lang, sizeof(int32_t))
-        self.t.recent = <int32_t*>checked_malloc(max(window, 1), sizeof(int32_t))
-        self.t.recent_count = <int32_t*>calloc(n_lang, sizeof(int32_t))
-        if self.t.counts == NULL or self.t.heaps == NULL or self.t.recent_count == NULL:
-            raise MemoryError("out of memory while loading parity training data")
+        self.t.nodes = <Node*>self.alloc(total, sizeof(Node))
+        self.t.train_start = <int64_t*>self.alloc(n_chunks + 1, sizeof(int64_t))
+        self.t.dev_start = <int64_t*>self.alloc(n_chunks + 1, sizeof(int64_t))
+        self.t.train_lang = <int32_t*>self.alloc(train_lang.shape[0], sizeof(int32_t))
+        self.t.train_weight = <count_t*>self.alloc(train_weight.shape[0], sizeof(count_t))
+        self.t.dev_lang = <int32_t*>self.alloc(dev_lang.shape[0], sizeof(int32_t))
+        self.t.dev_weight = <count_t*>self.alloc(dev_weight.shape[0], sizeof(count_t))
+        self.t.total_weight = <count_t*>self.alloc(n_chunks, sizeof(count_t))
+        self.t.counts = <PairTable*>self.alloc(n_lang + 1, sizeof(PairTable), True)
+        self.t.heaps = <Heap*>self.alloc(n_lang + 1, sizeof(Heap), True)
+        self.t.dev_len = <count_t*>self.alloc(n_lang, sizeof(count_t))
+        self.t.order = <int32_t*>self.alloc(n_lang, sizeof(int32_t))
+        self.t.recent = <int32_t*>self.alloc(window, sizeof(int32_t))
+        self.t.recent_count = <int32_t*>self.alloc(n_lang, sizeof(int32_t), True)
         for c in range(n_chunks + 1):
             self.t.train_start[c] = train_start[c]
             self.t.dev_start[c] = dev_start[c]
@@ -732,22 +653,19 @@ cdef class _ParityTrainer:
         for l in range(n_lang):
             self.t.dev_len[l] = dev_lengths[l]
             self.t.order[l] = l
-        for r in range(256):
-            byte_of_id[r] = <uint8_t>(<int>byte_order[r])
-        self._check(tokens_init(ts, byte_of_id))
+        self.init_tokens(&self.t.tokens, [])
         pool_init(&self.t.pool)
         self.t.n_target = n_target
         self.t.min_frequency = min_frequency
         self.t.global_merges = global_merges
         self.t.summed_live = global_merges > 0 or (self.t.budget_on and self.t.budget_table == n_lang)
         self.t.max_token_length = max_token_length
-        self.veto = veto
-        self.t.veto_owner = <void*>self if veto is not None else NULL
+        self.t.veto_owner = self.set_veto(veto)
         self.t.window = window
         self.t.alpha = alpha
         with nogil:
             rc = count_initial_pairs(&self.t)
-        self._check(rc)
+        self.check(rc)
 
     def set_budget(self, int32_t lang, const int64_t[::1] limits, bint summed):
         """Before ``load``: the cost budget. While language ``lang``'s dev length is above
@@ -758,8 +676,8 @@ cdef class _ParityTrainer:
             raise RuntimeError("set_budget comes before load")
         if lang < 0 or limits.shape[0] < 1:
             raise ValueError("_ParityTrainer.set_budget: bad language or limits")
-        free(self.t.budget_limit)
-        self.t.budget_limit = <count_t*>checked_malloc(limits.shape[0], sizeof(count_t))
+        mem_free(&self.mem, self.t.budget_limit)
+        self.t.budget_limit = <count_t*>self.alloc(limits.shape[0], sizeof(count_t))
         for k in range(limits.shape[0]):
             self.t.budget_limit[k] = limits[k]
         self.t.n_budget = limits.shape[0]
@@ -772,31 +690,26 @@ cdef class _ParityTrainer:
         cdef int rc
         with nogil:
             rc = run_parity(&self.t)
-        self._check(rc)
+        self.check(rc)
 
     def stats(self):
         """Counters for tests and benchmarks."""
         return {"nodes": self.t.n_nodes, "sites": self.t.n_sites, "stale": self.t.n_stale,
-                "refused_pairs": self.t.n_refused, "live_pairs": self.t.sites.live}
+                "refused_pairs": self.t.n_refused, "live_pairs": self.t.sites.live,
+                "mem_blocks": self.mem.blocks}
 
     def result(self):
         """``(merges, new_ids, counts, token_bytes, chosen, dev_lengths, stop_reason)`` with
         external ids (bytes 0..255, then the new tokens)."""
-        cdef list byte_of_id = self.byte_of_id
-        cdef TokenStore* ts = &self.t.tokens
         cdef int64_t k
-
-        def external(int32_t token):
-            return byte_of_id[token] if token < 256 else token
-
-        merges = [(external(self.t.log[k].left), external(self.t.log[k].right))
+        merges = [(self.external(self.t.log[k].left), self.external(self.t.log[k].right))
                   for k in range(self.t.n_log)]
-        new_ids = [external(self.t.log[k].merged) for k in range(self.t.n_log)]
+        new_ids = [self.external(self.t.log[k].merged) for k in range(self.t.n_log)]
         counts = [self.t.log[k].count for k in range(self.t.n_log)]
         chosen = [self.t.log[k].lang for k in range(self.t.n_log)]
         dev_lengths = [self.t.dev_len[k] for k in range(self.t.n_lang)]
-        return (merges, new_ids, counts, tokens_as_list(ts), chosen, dev_lengths,
-                _STOP_NAMES[self.t.stop])
+        return (merges, new_ids, counts, tokens_as_list(&self.t.tokens), chosen, dev_lengths,
+                stop_name(self.t.stop))
 
 
 #: The public name the Python driver (``cybpe.training.parity``) builds the loop by.

@@ -8,24 +8,32 @@
 # * Heap: lazy binary max-heap of (count, key).
 # * TokenStore: the bytes of every token, with a bytes -> id index.
 #
-# Helpers that can fail (malloc) return ERR_NOMEM (or -1 where they return an index or id).
+# * MergeRun: the cdef class both loops' owners subclass: the run's MemPool (cybpe/_c/mem_pool.pxd)
+#   that every structure above allocates from, freed at once in __dealloc__, and the Python side
+#   they share (byte order, token store set-up, the veto, error codes to exceptions).
+#
+# Helpers that allocate take the run's MemPool first and return ERR_NOMEM (or -1 where they
+# return an index or id) when out of memory.
 #
 # Used by the merge trainer (trainer.pyx) and the parity-aware merge loop (parity_merge.pyx):
 #
-#     from cybpe.training.trainer cimport TokenStore, tokens_init, tokens_concat, token_as_bytes
-#     if tokens_init(&ts, byte_of_id) != 0: raise MemoryError
-#     merged = tokens_concat(&ts, left, right, &is_new)     # the id of bytes(left) + bytes(right)
+#     from cybpe.training.trainer cimport MergeRun, TokenStore, tokens_concat, token_as_bytes
+#     cdef class _Loop(MergeRun):          # self.mem owns every buffer; no __dealloc__ needed
+#         ...
+#         self.set_byte_order(byte_order, id_of_byte)
+#         self.init_tokens(&self.t.tokens, seed_tokens)
+#         merged = tokens_concat(&self.mem, &self.t.tokens, left, right, &is_new)  # bytes(l) + bytes(r)
 #
 # Thread safety: structs and inline functions only; a structure belongs to one training run, which
-# one thread drives at a time.
+# one thread drives at a time (a MergeRun is not shared between threads).
 from cpython.bytes cimport PyBytes_FromStringAndSize
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t, uintptr_t
-from libc.stdlib cimport malloc, realloc, free
 from libc.string cimport memcpy, memcmp
 
 from cybpe._c.cpu cimport FIBONACCI
 from cybpe._c.system cimport drop_pages   # whole OS pages back (the OS's page size, not 4 KiB)
-from cybpe._c.types cimport grow_buffer, token_t, count_t, node_t
+from cybpe._c.mem_pool cimport MemPool, mem_alloc, mem_realloc, mem_free, mem_grow
+from cybpe._c.types cimport token_t, count_t, node_t
 
 
 cdef extern from *:
@@ -44,6 +52,14 @@ cdef enum:
     OCC_NONE = 255         # occ_class of a pair without an occurrence block
     OCC_CLASSES = 32
     OCC_DROP_CLASS = 12    # released blocks of this class and up (>= 64 KiB) leave the RSS
+    MAX_NODE_IDS = 2147483646  # node ids are int32 with -1 as "none": INT32_MAX - 1 nodes
+
+
+cdef enum StopReason:
+    RUNNING = 0
+    STOP_VOCAB = 1
+    STOP_MIN_FREQUENCY = 2
+    STOP_NO_PAIRS = 3
 
 
 # ---------------------------------------------------------------------------------------------
@@ -121,10 +137,12 @@ cdef inline uint64_t home_slot(const PairTable* t, uint64_t key) noexcept nogil:
     return (key * FIBONACCI) >> t.shift
 
 
-cdef inline int grow_array(void** arr, int64_t* cap, int64_t need, size_t item) noexcept nogil:
-    """Make ``*arr`` hold at least ``need`` items (doubling, from 16). ERR_NOMEM when out of memory."""
+cdef inline int grow_array(MemPool* mem, void** arr, int64_t* cap, int64_t need,
+                           size_t item) noexcept nogil:
+    """Make ``*arr`` (a block of ``mem``, or NULL) hold at least ``need`` items (doubling, from
+    16). ERR_NOMEM when out of memory."""
     cdef Py_ssize_t capacity = cap[0]
-    if grow_buffer(arr, &capacity, need, item, 16) != 0:
+    if mem_grow(mem, arr, &capacity, need, item, 16) != 0:
         return ERR_NOMEM
     cap[0] = capacity
     return 0
@@ -176,7 +194,7 @@ cdef inline int64_t pairs_find_or_add(PairTable* t, uint64_t key) noexcept nogil
         i = (i + 1) & t.mask
 
 
-cdef inline int pairs_reserve(PairTable* t, int64_t extra) noexcept nogil:
+cdef inline int pairs_reserve(MemPool* mem, PairTable* t, int64_t extra) noexcept nogil:
     """Grow (and rehash) so that ``extra`` more pairs keep the load factor <= 1/2."""
     cdef uint64_t old_cap = t.mask + 1 if t.slots != NULL else 0
     cdef uint64_t cap = old_cap if old_cap else 64
@@ -192,7 +210,7 @@ cdef inline int pairs_reserve(PairTable* t, int64_t extra) noexcept nogil:
         return 0
     while (<uint64_t>1 << (64 - shift)) < cap:
         shift -= 1
-    raw = malloc(cap * sizeof(PairSlot) + 64)
+    raw = mem_alloc(mem, <Py_ssize_t>(cap * sizeof(PairSlot) + 64), 1)
     if raw == NULL:
         return ERR_NOMEM
     fresh = <PairSlot*>((<uintptr_t>raw + 63) & ~<uintptr_t>63)
@@ -208,7 +226,7 @@ cdef inline int pairs_reserve(PairTable* t, int64_t extra) noexcept nogil:
             while fresh[j].key != EMPTY_KEY:
                 j = (j + 1) & t.mask
             fresh[j] = old[i]
-    free(old_raw)
+    mem_free(mem, old_raw)
     return 0
 
 
@@ -248,7 +266,7 @@ cdef inline node_t* pool_block(const OccPool* pool, uint32_t block) noexcept nog
     return pool.base + <int64_t>block * OCC_UNIT
 
 
-cdef inline int64_t pool_alloc(OccPool* pool, int cls) noexcept nogil:
+cdef inline int64_t pool_alloc(MemPool* mem, OccPool* pool, int cls) noexcept nogil:
     """A block of OCC_UNIT << cls entries (its offset), or -1 when out of memory."""
     cdef uint32_t block = pool.free_head[cls]
     cdef int64_t units = <int64_t>1 << cls
@@ -265,7 +283,7 @@ cdef inline int64_t pool_alloc(OccPool* pool, int cls) noexcept nogil:
             cap = FREE_END
             if pool.used + units > cap:
                 return -1
-        grown = <node_t*>realloc(pool.base, <size_t>cap * OCC_UNIT * sizeof(node_t))
+        grown = <node_t*>mem_realloc(mem, pool.base, cap * OCC_UNIT, sizeof(node_t))
         if grown == NULL:
             return -1
         pool.base = grown
@@ -300,11 +318,11 @@ cdef inline void occ_drop(OccPool* pool, PairSlot* s) noexcept nogil:
     s.unsorted = 0
 
 
-cdef inline int occ_append(OccPool* pool, PairSlot* s, node_t node) noexcept nogil:
+cdef inline int occ_append(MemPool* mem, OccPool* pool, PairSlot* s, node_t node) noexcept nogil:
     cdef int64_t block
     cdef node_t* entries
     if s.occ_class == OCC_NONE or s.occ_len == (<int64_t>OCC_UNIT << s.occ_class):
-        block = pool_alloc(pool, 0 if s.occ_class == OCC_NONE else s.occ_class + 1)
+        block = pool_alloc(mem, pool, 0 if s.occ_class == OCC_NONE else s.occ_class + 1)
         if block < 0:
             return ERR_NOMEM
         if s.occ_class != OCC_NONE:
@@ -347,10 +365,10 @@ cdef inline void heap_sift_down(Heap* h, int64_t i) noexcept nogil:
     h.data[i] = item
 
 
-cdef inline int heap_push(Heap* h, count_t count, uint64_t key) noexcept nogil:
+cdef inline int heap_push(MemPool* mem, Heap* h, count_t count, uint64_t key) noexcept nogil:
     cdef int64_t i, parent
     cdef HeapEntry item
-    if h.size == h.cap and grow_array(<void**>&h.data, &h.cap, h.size + 1, sizeof(HeapEntry)) != 0:
+    if h.size == h.cap and grow_array(mem, <void**>&h.data, &h.cap, h.size + 1, sizeof(HeapEntry)) != 0:
         return ERR_NOMEM
     item.count = count
     item.key = key
@@ -387,8 +405,8 @@ cdef inline uint64_t hash_bytes(const uint8_t* p, int64_t n) noexcept nogil:
     return h ^ (h >> 29)
 
 
-cdef inline int tokens_rebuild_index(TokenStore* ts, uint64_t cap) noexcept nogil:
-    cdef int32_t* index = <int32_t*>malloc(cap * sizeof(int32_t))
+cdef inline int tokens_rebuild_index(MemPool* mem, TokenStore* ts, uint64_t cap) noexcept nogil:
+    cdef int32_t* index = <int32_t*>mem_alloc(mem, <Py_ssize_t>cap, sizeof(int32_t))
     cdef uint64_t i, j
     cdef int32_t t
     if index == NULL:
@@ -400,13 +418,14 @@ cdef inline int tokens_rebuild_index(TokenStore* ts, uint64_t cap) noexcept nogi
         while index[j] >= 0:
             j = (j + 1) & (cap - 1)
         index[j] = t
-    free(ts.index)
+    mem_free(mem, ts.index)
     ts.index = index
     ts.index_mask = cap - 1
     return 0
 
 
-cdef inline int32_t tokens_intern_tail(TokenStore* ts, int64_t n, bint* is_new) noexcept nogil:
+cdef inline int32_t tokens_intern_tail(MemPool* mem, TokenStore* ts, int64_t n,
+                                       bint* is_new) noexcept nogil:
     """Id of the ``n`` bytes written just past the stored tokens: the existing id if they are a
     token already, else a fresh id (the bytes become that token). Returns -1 when out of memory."""
     cdef const uint8_t* tail = ts.data + ts.data_len
@@ -421,10 +440,10 @@ cdef inline int32_t tokens_intern_tail(TokenStore* ts, int64_t n, bint* is_new) 
         j = (j + 1) & ts.index_mask
     if ts.n == ts.cap:
         cap = ts.cap
-        if grow_array(<void**>&ts.offset, &cap, ts.n + 1, sizeof(int64_t)) != 0:
+        if grow_array(mem, <void**>&ts.offset, &cap, ts.n + 1, sizeof(int64_t)) != 0:
             return -1
         cap = ts.cap
-        if grow_array(<void**>&ts.length, &cap, ts.n + 1, sizeof(int32_t)) != 0:
+        if grow_array(mem, <void**>&ts.length, &cap, ts.n + 1, sizeof(int32_t)) != 0:
             return -1
         ts.cap = <int32_t>cap
     t = ts.n
@@ -433,7 +452,7 @@ cdef inline int32_t tokens_intern_tail(TokenStore* ts, int64_t n, bint* is_new) 
     ts.data_len += n
     ts.n += 1
     if <uint64_t>ts.n * 2 > ts.index_mask + 1:
-        if tokens_rebuild_index(ts, (ts.index_mask + 1) * 2) != 0:
+        if tokens_rebuild_index(mem, ts, (ts.index_mask + 1) * 2) != 0:
             return -1
     else:
         ts.index[j] = t
@@ -441,38 +460,38 @@ cdef inline int32_t tokens_intern_tail(TokenStore* ts, int64_t n, bint* is_new) 
     return t
 
 
-cdef inline int32_t tokens_add(TokenStore* ts, const uint8_t* text, int64_t n,
+cdef inline int32_t tokens_add(MemPool* mem, TokenStore* ts, const uint8_t* text, int64_t n,
                                bint* is_new) noexcept nogil:
     """Id of ``text`` (existing, or fresh). -1 when out of memory."""
-    if grow_array(<void**>&ts.data, &ts.data_cap, ts.data_len + n, 1) != 0:
+    if grow_array(mem, <void**>&ts.data, &ts.data_cap, ts.data_len + n, 1) != 0:
         return -1
     memcpy(ts.data + ts.data_len, text, n)
-    return tokens_intern_tail(ts, n, is_new)
+    return tokens_intern_tail(mem, ts, n, is_new)
 
 
-cdef inline int32_t tokens_concat(TokenStore* ts, int32_t left, int32_t right,
+cdef inline int32_t tokens_concat(MemPool* mem, TokenStore* ts, int32_t left, int32_t right,
                                   bint* is_new) noexcept nogil:
     """Id of bytes(left) + bytes(right) (existing, or fresh). -1 when out of memory."""
     cdef int64_t n_left = ts.length[left]
     cdef int64_t n_right = ts.length[right]
     cdef uint8_t* tail
-    if grow_array(<void**>&ts.data, &ts.data_cap, ts.data_len + n_left + n_right, 1) != 0:
+    if grow_array(mem, <void**>&ts.data, &ts.data_cap, ts.data_len + n_left + n_right, 1) != 0:
         return -1
     tail = ts.data + ts.data_len
     memcpy(tail, ts.data + ts.offset[left], n_left)
     memcpy(tail + n_left, ts.data + ts.offset[right], n_right)
-    return tokens_intern_tail(ts, n_left + n_right, is_new)
+    return tokens_intern_tail(mem, ts, n_left + n_right, is_new)
 
 
-cdef inline int tokens_init(TokenStore* ts, const uint8_t* byte_of_id) noexcept nogil:
+cdef inline int tokens_init(MemPool* mem, TokenStore* ts, const uint8_t* byte_of_id) noexcept nogil:
     """The 256 single-byte tokens (internal id ``r`` is the byte ``byte_of_id[r]``) and the index.
-    ERR_NOMEM when out of memory (what was allocated stays in ``ts``, for its owner to free)."""
+    ERR_NOMEM when out of memory (what was allocated stays in ``mem``, freed with it)."""
     cdef int r
     ts.data_cap = 4096
-    ts.data = <uint8_t*>malloc(ts.data_cap)
+    ts.data = <uint8_t*>mem_alloc(mem, ts.data_cap, 1)
     ts.cap = 1024
-    ts.offset = <int64_t*>malloc(ts.cap * sizeof(int64_t))
-    ts.length = <int32_t*>malloc(ts.cap * sizeof(int32_t))
+    ts.offset = <int64_t*>mem_alloc(mem, ts.cap, sizeof(int64_t))
+    ts.length = <int32_t*>mem_alloc(mem, ts.cap, sizeof(int32_t))
     if ts.data == NULL or ts.offset == NULL or ts.length == NULL:
         return ERR_NOMEM
     for r in range(256):
@@ -481,7 +500,7 @@ cdef inline int tokens_init(TokenStore* ts, const uint8_t* byte_of_id) noexcept 
         ts.length[r] = 1
     ts.data_len = 256
     ts.n = 256
-    return tokens_rebuild_index(ts, 1024)
+    return tokens_rebuild_index(mem, ts, 1024)
 
 
 cdef inline bint tokens_pair_too_long(const TokenStore* ts, int32_t left, int32_t right,
@@ -504,3 +523,41 @@ cdef inline list tokens_as_list(const TokenStore* ts):
     for token in range(256, ts.n):
         out.append(token_as_bytes(ts, token))
     return out
+
+
+# ---------------------------------------------------------------------------------------------
+# The owner of one run: its memory and the Python side both loops share
+# ---------------------------------------------------------------------------------------------
+
+cdef class MergeRun:
+    # The base of _MergeTrainer (trainer.pyx) and _ParityTrainer (parity_merge.pyx). Every buffer
+    # of the run comes from ``mem`` (the structures' helpers above take it), so __dealloc__ is one
+    # mem_free_all, also after an error half-way through a load.
+    cdef MemPool mem
+    cdef list byte_of_id      # internal id (< 256) -> byte value
+    cdef object veto          # None, or veto(left_bytes, right_bytes) -> true to refuse
+    cdef object veto_error    # what the veto raised, re-raised by check
+    cdef str doing            # what the run does, for MemoryError's message
+
+    cdef void* alloc(self, Py_ssize_t n, size_t item, bint zeroed=*) except NULL
+    cdef check(self, int rc)
+    cdef set_byte_order(self, list byte_order, int32_t* id_of_byte)
+    cdef init_tokens(self, TokenStore* ts, list seed_tokens)
+    cdef void* set_veto(self, veto)
+    cdef object external(self, int32_t token)
+
+
+cdef inline int ask_veto(void* owner, const TokenStore* ts, token_t left, token_t right) noexcept with gil:
+    """1 if the owner's (a MergeRun's) ``veto(left_bytes, right_bytes)`` refuses the merge, 0 if
+    not, ERR_CALLBACK if it raised (the exception waits in ``veto_error``)."""
+    cdef MergeRun run = <MergeRun>owner
+    try:
+        return 1 if run.veto(token_as_bytes(ts, left), token_as_bytes(ts, right)) else 0
+    except BaseException as exc:
+        run.veto_error = exc
+        return ERR_CALLBACK
+
+
+cdef inline str stop_name(int stop):
+    """The ``stop_reason`` a result reports for a StopReason."""
+    return ("running", "vocab_size", "min_frequency", "no_pairs")[stop]

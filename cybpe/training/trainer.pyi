@@ -88,7 +88,11 @@ def check_forced(
     forced_merges: Iterable[Sequence[int]], seeds: Sequence[bytes]
 ) -> list[tuple[int, int]]: ...
 
-class _MergeTrainer:
+class MergeRun:
+    """The owner of one merge run's memory (a C pool) and of the Python side both compiled merge
+    loops share; the base of their classes, never used alone."""
+
+class _MergeTrainer(MergeRun):
     forced_counts: Optional[list[int]]
     def load_tokens(
         self,
@@ -131,3 +135,4 @@ class _MergeTrainer:
     def run(self, progress: Optional[ProgressCallback]) -> None: ...
     def stats(self) -> dict[str, int]: ...
     def result(self) -> MergeResult: ...
+def _exercise_mem_pool(sizes: list[int]) -> dict[str, object]: ...

@@ -54,10 +54,12 @@ trainer")
 """
 
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t, INT32_MAX, INT64_MAX
-from libc.stdlib cimport malloc, calloc, free, qsort
+from libc.stdlib cimport qsort
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
 
 from cybpe._c.cpu cimport prefetch_write
+from cybpe._c.mem_pool cimport (MemPool, mem_alloc, mem_calloc, mem_free, mem_free_all,
+                                mem_grow, mem_init, mem_realloc)
 from cybpe._c.types cimport token_t, count_t, node_t
 
 import numpy as np
@@ -74,22 +76,13 @@ cdef enum:
     PREFETCH_WEIGHT = 8    #   and that node's chunk weight this many sites ahead
 
 
-cdef class _MergeTrainer   # forward declaration: the veto callback reaches its owner
-
-
-cdef enum StopReason:
-    RUNNING = 0
-    STOP_VOCAB = 1
-    STOP_MIN_FREQUENCY = 2
-    STOP_NO_PAIRS = 3
-
-
 cdef struct ByteNode:   # 8 bytes (module docstring: "Layout")
     token_t sym        # the token starting at this byte; -1 inside a token (merged into the left)
     int32_t chunk      # the chunk's index into ``weight``
 
 
 cdef struct Trainer:
+    MemPool* mem       # the owner's pool: every buffer below except a borrowed ``weight``
     ByteNode* nodes    # one per byte of every chunk of >= 2 bytes, chunks one after another
     int64_t n_nodes
     count_t* weight    # per chunk
@@ -164,7 +157,7 @@ cdef inline int count_down(Trainer* t, uint64_t key, count_t w,
     if slot.count == 0 and slot != merging:
         # no valid occurrence is left: drop the list now, the slot after the step
         occ_drop(&t.pool, slot)
-        if t.n_emptied == t.emptied_cap and grow_array(<void**>&t.emptied, &t.emptied_cap,
+        if t.n_emptied == t.emptied_cap and grow_array(t.mem, <void**>&t.emptied, &t.emptied_cap,
                                                        t.n_emptied + 1, sizeof(uint64_t)) != 0:
             return ERR_NOMEM
         t.emptied[t.n_emptied] = key
@@ -178,12 +171,12 @@ cdef inline int count_up(Trainer* t, uint64_t key, count_t w, node_t left_node) 
     slot.count += w
     if slot.rise_step != t.step:
         slot.rise_step = t.step
-        if t.n_risen == t.risen_cap and grow_array(<void**>&t.risen, &t.risen_cap,
+        if t.n_risen == t.risen_cap and grow_array(t.mem, <void**>&t.risen, &t.risen_cap,
                                                    t.n_risen + 1, sizeof(int64_t)) != 0:
             return ERR_NOMEM
         t.risen[t.n_risen] = s
         t.n_risen += 1
-    return occ_append(&t.pool, slot, left_node)
+    return occ_append(t.mem, &t.pool, slot, left_node)
 
 
 cdef int apply_merge(Trainer* t, uint64_t key, token_t merged_id) noexcept nogil:
@@ -207,7 +200,7 @@ cdef int apply_merge(Trainer* t, uint64_t key, token_t merged_id) noexcept nogil
     # Every pair the step adds holds merged_id, (x, merged_id) or (merged_id, y) with x and y
     # among the tokens.n ids: at most 2 * tokens.n new pairs, whatever n_sites (performance
     # notes: "Pair table sized from the distinct pairs"). ``risen`` and ``emptied`` grow on demand.
-    if pairs_reserve(&t.pairs, min(2 * n_sites, 2 * <int64_t>t.tokens.n)) != 0:
+    if pairs_reserve(t.mem, &t.pairs, min(2 * n_sites, 2 * <int64_t>t.tokens.n)) != 0:
         return ERR_NOMEM
     s = pairs_find(&t.pairs, key)
     merging = &t.pairs.slots[s]
@@ -260,7 +253,7 @@ cdef int apply_merge(Trainer* t, uint64_t key, token_t merged_id) noexcept nogil
     occ_drop(&t.pool, merging)
     for r in range(t.n_risen):
         if t.pairs.slots[t.risen[r]].count > 0:
-            rc = heap_push(&t.heap, t.pairs.slots[t.risen[r]].count, t.pairs.slots[t.risen[r]].key)
+            rc = heap_push(t.mem, &t.heap, t.pairs.slots[t.risen[r]].count, t.pairs.slots[t.risen[r]].key)
             if rc != 0:
                 return rc
     # deletions move slots, so they come last
@@ -277,16 +270,16 @@ cdef int log_merge(Trainer* t, token_t left, token_t right, token_t merged_id,
     cdef int64_t cap
     if t.n_log == t.log_cap:
         cap = t.log_cap
-        if grow_array(<void**>&t.log_left, &cap, t.n_log + 1, sizeof(int32_t)) != 0:
+        if grow_array(t.mem, <void**>&t.log_left, &cap, t.n_log + 1, sizeof(int32_t)) != 0:
             return ERR_NOMEM
         cap = t.log_cap
-        if grow_array(<void**>&t.log_right, &cap, t.n_log + 1, sizeof(int32_t)) != 0:
+        if grow_array(t.mem, <void**>&t.log_right, &cap, t.n_log + 1, sizeof(int32_t)) != 0:
             return ERR_NOMEM
         cap = t.log_cap
-        if grow_array(<void**>&t.log_new, &cap, t.n_log + 1, sizeof(int32_t)) != 0:
+        if grow_array(t.mem, <void**>&t.log_new, &cap, t.n_log + 1, sizeof(int32_t)) != 0:
             return ERR_NOMEM
         cap = t.log_cap
-        if grow_array(<void**>&t.log_count, &cap, t.n_log + 1, sizeof(count_t)) != 0:
+        if grow_array(t.mem, <void**>&t.log_count, &cap, t.n_log + 1, sizeof(count_t)) != 0:
             return ERR_NOMEM
         t.log_cap = cap
     t.log_left[t.n_log] = left
@@ -299,18 +292,6 @@ cdef int log_merge(Trainer* t, token_t left, token_t right, token_t merged_id,
 
 cdef inline bint pair_too_long(const Trainer* t, token_t left, token_t right) noexcept nogil:
     return tokens_pair_too_long(&t.tokens, left, right, t.max_token_length)
-
-
-cdef int ask_veto(Trainer* t, token_t left, token_t right) noexcept with gil:
-    """1 if the owner's ``veto(left_bytes, right_bytes)`` refuses the merge, 0 if not,
-    ERR_CALLBACK if it raised (the exception waits in ``veto_error``)."""
-    cdef _MergeTrainer owner = <_MergeTrainer>t.veto_owner
-    cdef const TokenStore* ts = &t.tokens
-    try:
-        return 1 if owner.veto(token_as_bytes(ts, left), token_as_bytes(ts, right)) else 0
-    except BaseException as exc:
-        owner.veto_error = exc
-        return ERR_CALLBACK
 
 
 cdef int refused(Trainer* t, PairSlot* slot) noexcept nogil:
@@ -327,7 +308,7 @@ cdef int refused(Trainer* t, PairSlot* slot) noexcept nogil:
     if t.max_token_length > 0 and pair_too_long(t, left, right):
         verdict = 1
     elif t.veto_owner != NULL:
-        verdict = ask_veto(t, left, right)
+        verdict = ask_veto(t.veto_owner, &t.tokens, left, right)
         if verdict < 0:
             return verdict
     if verdict:
@@ -363,14 +344,14 @@ cdef int merge_best(Trainer* t) noexcept nogil:
             if rc == 0:
                 break
             continue   # dropped from the heap; a later rise pushes it again, and it is refused
-        if live > 0 and heap_push(&t.heap, live, top.key) != 0:
+        if live > 0 and heap_push(t.mem, &t.heap, live, top.key) != 0:
             return ERR_NOMEM
     if top.count < t.min_frequency:
         t.stop = STOP_MIN_FREQUENCY
         return 0
     left = <token_t>(top.key >> 32)
     right = <token_t><uint32_t>top.key
-    merged_id = tokens_concat(&t.tokens, left, right, &is_new)
+    merged_id = tokens_concat(t.mem, &t.tokens, left, right, &is_new)
     if merged_id < 0:
         return ERR_NOMEM
     rc = log_merge(t, left, right, merged_id, top.count)
@@ -399,7 +380,7 @@ cdef int apply_forced(Trainer* t) noexcept nogil:
     cdef int rc
     for k in range(t.n_forced):
         key = pair_key(t.forced_left[k], t.forced_right[k])
-        merged_id = tokens_concat(&t.tokens, t.forced_left[k], t.forced_right[k], &is_new)
+        merged_id = tokens_concat(t.mem, &t.tokens, t.forced_left[k], t.forced_right[k], &is_new)
         if merged_id < 0:
             return ERR_NOMEM
         if is_new:
@@ -436,15 +417,15 @@ cdef int run_merges(Trainer* t, int64_t limit) noexcept nogil:
 
 cdef int count_initial_pairs(Trainer* t) noexcept nogil:
     """Byte-pair counts and sorted occurrence lists (a dense 256x256 counting sort); the heap."""
-    cdef count_t* pair_count = <count_t*>calloc(65536, sizeof(count_t))
-    cdef int64_t* pair_n = <int64_t*>calloc(65536, sizeof(int64_t))
-    cdef int64_t* pair_start = <int64_t*>malloc(65536 * sizeof(int64_t))
+    cdef count_t* pair_count = <count_t*>mem_calloc(t.mem, 65536, sizeof(count_t))
+    cdef int64_t* pair_n = <int64_t*>mem_calloc(t.mem, 65536, sizeof(int64_t))
+    cdef int64_t* pair_start = <int64_t*>mem_alloc(t.mem, 65536, sizeof(int64_t))
     cdef int rc = ERR_NOMEM
     if pair_count != NULL and pair_n != NULL and pair_start != NULL:
         rc = fill_initial_pairs(t, pair_count, pair_n, pair_start)
-    free(pair_count)
-    free(pair_n)
-    free(pair_start)
+    mem_free(t.mem, pair_count)
+    mem_free(t.mem, pair_n)
+    mem_free(t.mem, pair_start)
     return rc
 
 
@@ -462,15 +443,15 @@ cdef int fill_initial_pairs(Trainer* t, count_t* pair_count, int64_t* pair_n,
             pair_n[pid] += 1
     for pid in range(65536):
         n_distinct += pair_n[pid] > 0
-    if pairs_reserve(&t.pairs, n_distinct) != 0:
+    if pairs_reserve(t.mem, &t.pairs, n_distinct) != 0:
         return ERR_NOMEM
-    if grow_array(<void**>&t.heap.data, &t.heap.cap, n_distinct + 1, sizeof(HeapEntry)) != 0:
+    if grow_array(t.mem, <void**>&t.heap.data, &t.heap.cap, n_distinct + 1, sizeof(HeapEntry)) != 0:
         return ERR_NOMEM
     for pid in range(65536):
         if pair_n[pid] == 0:
             continue
         slot = &t.pairs.slots[pairs_find_or_add(&t.pairs, pair_key(pid >> 8, pid & 255))]
-        block = pool_alloc(&t.pool, occ_class_for(pair_n[pid]))
+        block = pool_alloc(t.mem, &t.pool, occ_class_for(pair_n[pid]))
         if block < 0:
             return ERR_NOMEM
         slot.occ_block = <uint32_t>block
@@ -495,23 +476,23 @@ cdef int count_initial_token_pairs(Trainer* t) noexcept nogil:
     """Pair counts and sorted occurrence lists when the nodes hold any token ids (resuming from
     segmented chunks); the heap (module docstring: "Loading token sequences")."""
     cdef int64_t n_tok = t.tokens.n
-    cdef int64_t* group = <int64_t*>calloc(n_tok + 1, sizeof(int64_t))
-    cdef int64_t* cursor = <int64_t*>malloc(max(n_tok, 1) * sizeof(int64_t))
-    cdef int64_t* tally_n = <int64_t*>calloc(max(n_tok, 1), sizeof(int64_t))
-    cdef count_t* tally_count = <count_t*>calloc(max(n_tok, 1), sizeof(count_t))
-    cdef int32_t* touched = <int32_t*>malloc(max(n_tok, 1) * sizeof(int32_t))
+    cdef int64_t* group = <int64_t*>mem_calloc(t.mem, n_tok + 1, sizeof(int64_t))
+    cdef int64_t* cursor = <int64_t*>mem_alloc(t.mem, n_tok, sizeof(int64_t))
+    cdef int64_t* tally_n = <int64_t*>mem_calloc(t.mem, n_tok, sizeof(int64_t))
+    cdef count_t* tally_count = <count_t*>mem_calloc(t.mem, n_tok, sizeof(count_t))
+    cdef int32_t* touched = <int32_t*>mem_alloc(t.mem, n_tok, sizeof(int32_t))
     cdef int32_t* sites = NULL
     cdef int rc = ERR_NOMEM
     if group != NULL and cursor != NULL and tally_n != NULL and tally_count != NULL and touched != NULL:
         rc = group_token_sites(t, group, cursor, &sites)
         if rc == 0 and group[n_tok] > 0:
             rc = fill_token_pairs(t, group, cursor, tally_n, tally_count, touched, sites)
-    free(group)
-    free(cursor)
-    free(tally_n)
-    free(tally_count)
-    free(touched)
-    free(sites)
+    mem_free(t.mem, group)   # scratch: back before the merges (the pool would keep it till the end)
+    mem_free(t.mem, cursor)
+    mem_free(t.mem, tally_n)
+    mem_free(t.mem, tally_count)
+    mem_free(t.mem, touched)
+    mem_free(t.mem, sites)
     return rc
 
 
@@ -534,7 +515,7 @@ cdef int group_token_sites(Trainer* t, int64_t* group, int64_t* cursor,
         group[a + 1] += group[a]
         cursor[a] = group[a]
     total = group[n_tok]
-    sites[0] = <int32_t*>malloc(max(total, 1) * 3 * sizeof(int32_t))
+    sites[0] = <int32_t*>mem_alloc(t.mem, total, 3 * sizeof(int32_t))
     if sites[0] == NULL:
         return ERR_NOMEM
     for i in range(t.n_nodes):
@@ -583,9 +564,9 @@ cdef int fill_token_pairs(Trainer* t, const int64_t* group, int64_t* cursor, int
         for m in range(n_touched):
             tally_n[touched[m]] = 0
         n_distinct += n_touched
-    if pairs_reserve(&t.pairs, n_distinct) != 0:
+    if pairs_reserve(t.mem, &t.pairs, n_distinct) != 0:
         return ERR_NOMEM
-    if grow_array(<void**>&t.heap.data, &t.heap.cap, n_distinct + 1, sizeof(HeapEntry)) != 0:
+    if grow_array(t.mem, <void**>&t.heap.data, &t.heap.cap, n_distinct + 1, sizeof(HeapEntry)) != 0:
         return ERR_NOMEM
     for a in range(n_tok):
         n_touched = tally_right_tokens(sites, group[a], group[a + 1], t.weight, tally_n,
@@ -596,7 +577,7 @@ cdef int fill_token_pairs(Trainer* t, const int64_t* group, int64_t* cursor, int
             b = touched[m]
             slot = &t.pairs.slots[pairs_find_or_add(&t.pairs, pair_key(<token_t>a, b))]
             cls = occ_class_for(tally_n[b])
-            block = pool_alloc(&t.pool, cls)
+            block = pool_alloc(t.mem, &t.pool, cls)
             if block < 0:
                 return ERR_NOMEM
             slot.occ_block = <uint32_t>block
@@ -633,7 +614,7 @@ cdef void fill_chunk_nodes(ByteNode* nodes, const uint8_t* text, int64_t n,
 # ---------------------------------------------------------------------------------------------
 
 # Nodes are int32 with -1 as "none"; keep one spare value.
-MAX_NODES = INT32_MAX - 1
+MAX_NODES = MAX_NODE_IDS
 
 
 cdef int64_t _checked_sizes(int64_t total, int64_t windows, int64_t weight,
@@ -648,9 +629,6 @@ cdef int64_t _checked_sizes(int64_t total, int64_t windows, int64_t weight,
     if weight > (INT64_MAX - windows) // (n - 1):
         raise TrainingError("pair counts would overflow int64; use smaller weights")
     return windows + weight * (n - 1)
-
-_STOP_NAMES = {STOP_VOCAB: "vocab_size", STOP_MIN_FREQUENCY: "min_frequency",
-               STOP_NO_PAIRS: "no_pairs"}
 
 
 class MergeResult:
@@ -716,44 +694,79 @@ def _as_weights(weights, Py_ssize_t n_chunks):
     return array
 
 
-cdef class _MergeTrainer:
-    """Owns every buffer of one training run (freed in ``__dealloc__``, also after errors)."""
-
-    cdef Trainer t
-    cdef list byte_of_id      # internal id (< 256) -> byte value
-    cdef object veto          # None, or veto(left_bytes, right_bytes) -> true to refuse
-    cdef object veto_error    # what the veto raised, re-raised by _check
-    cdef public list forced_counts  # reported for the forced merges instead of the live counts
-    cdef object weight_owner  # the caller's weights when ``t.weight`` points into them (not freed)
+cdef class MergeRun:
+    """The owner of one merge run's memory and of what its Python side shares (see trainer.pxd):
+    the base of the compiled merge loops' classes, never used alone."""
 
     def __dealloc__(self):
-        free(self.t.nodes)
-        if self.weight_owner is None:
-            free(self.t.weight)
-        free(self.t.pairs.slots_raw)
-        free(self.t.pool.base)
-        free(self.t.heap.data)
-        free(self.t.tokens.data)
-        free(self.t.tokens.offset)
-        free(self.t.tokens.length)
-        free(self.t.tokens.index)
-        free(self.t.log_left)
-        free(self.t.log_right)
-        free(self.t.log_new)
-        free(self.t.log_count)
-        free(self.t.risen)
-        free(self.t.emptied)
-        free(self.t.forced_left)
-        free(self.t.forced_right)
+        mem_free_all(&self.mem)
 
-    cdef _check(self, int rc):
+    cdef void* alloc(self, Py_ssize_t n, size_t item, bint zeroed=False) except NULL:
+        """``n`` items (at least one) from the run's pool, zeroed if asked; MemoryError if none."""
+        cdef void* p = mem_calloc(&self.mem, n, item) if zeroed else mem_alloc(&self.mem, n, item)
+        if p == NULL:
+            raise MemoryError(f"out of memory while {self.doing}")
+        return p
+
+    cdef check(self, int rc):
+        """Raise what an error code of the nogil loop means (nothing for 0)."""
         if rc == ERR_CALLBACK:
             error, self.veto_error = self.veto_error, None
             raise error
         if rc == ERR_NOMEM:
-            raise MemoryError("out of memory while training BPE merges")
+            raise MemoryError(f"out of memory while {self.doing}")
         if rc != 0:
-            raise RuntimeError("cybpe trainer: internal invariant broken (please report this bug)")
+            raise RuntimeError(f"cybpe, {self.doing}: internal invariant broken "
+                               f"(please report this bug)")
+
+    cdef set_byte_order(self, list byte_order, int32_t* id_of_byte):
+        """Internal id ``r`` is the byte ``byte_order[r]`` (a permutation of 0..255);
+        ``id_of_byte`` (unless NULL) gets the inverse."""
+        cdef int r
+        if len(byte_order) != 256 or sorted(byte_order) != list(range(256)):
+            raise ValueError("byte_order must be a permutation of 0..255")
+        self.byte_of_id = byte_order
+        if id_of_byte != NULL:
+            for r in range(256):
+                id_of_byte[<int>byte_order[r]] = r
+
+    cdef init_tokens(self, TokenStore* ts, list seed_tokens):
+        """The 256 byte tokens in the byte order, then the seed tokens (ids 256, 257, ...)."""
+        cdef uint8_t byte_of_id[256]
+        cdef int r
+        cdef bint is_new = False
+        cdef bytes seed
+        for r in range(256):
+            byte_of_id[r] = <uint8_t>(<int>self.byte_of_id[r])
+        self.check(tokens_init(&self.mem, ts, byte_of_id))
+        for seed in seed_tokens:
+            if tokens_add(&self.mem, ts, <const uint8_t*>PyBytes_AS_STRING(seed), len(seed),
+                          &is_new) < 0:
+                self.check(ERR_NOMEM)
+            if not is_new:
+                raise InvalidParameterError(f"seed token {seed!r} is listed twice")
+
+    cdef void* set_veto(self, veto):
+        """Keep ``veto``; the loop's ``veto_owner`` (NULL: no veto to ask)."""
+        self.veto = veto
+        return <void*>self if veto is not None else NULL
+
+    cdef object external(self, int32_t token):
+        """The id a result reports for internal id ``token`` (bytes in their own order)."""
+        return self.byte_of_id[token] if token < 256 else token
+
+
+cdef class _MergeTrainer(MergeRun):
+    """One training run: its buffers come from the MergeRun's pool (freed with it, also after
+    errors)."""
+
+    cdef Trainer t
+    cdef public list forced_counts  # reported for the forced merges instead of the live counts
+    cdef object weight_owner  # the caller's weights when ``t.weight`` points into them (not freed)
+
+    def __cinit__(self):
+        self.t.mem = &self.mem
+        self.doing = "training BPE merges"
 
     def load(self, list chunks, const int64_t[::1] weights, list byte_order,
              Py_ssize_t n_target, count_t min_frequency, list seed_tokens,
@@ -765,13 +778,10 @@ cdef class _MergeTrainer:
         cdef int64_t total = 0, windows = 0, base = 0, m, n
         cdef int64_t ci = 0
         cdef Py_ssize_t idx
-        cdef int r
         cdef object chunk
         if self.t.nodes != NULL:
             raise RuntimeError("a _MergeTrainer loads its chunks once")
-        self.byte_of_id = byte_order
-        for r in range(256):
-            id_of_byte[<int>byte_order[r]] = r
+        self.set_byte_order(byte_order, id_of_byte)
         for idx in range(len(chunks)):
             chunk = chunks[idx]
             if not isinstance(chunk, bytes):
@@ -809,7 +819,6 @@ cdef class _MergeTrainer:
         cdef int32_t id_of_byte[256]
         cdef Py_ssize_t n_chunks = weights.shape[0], c
         cdef int64_t total = 0, windows = 0, base = 0, ci = 0, n
-        cdef int r
         cdef bint borrow = borrow_weights and 0 < n_chunks <= INT32_MAX  # chunk ids index them
         if self.t.nodes != NULL:
             raise RuntimeError("a _MergeTrainer loads its chunks once")
@@ -817,9 +826,7 @@ cdef class _MergeTrainer:
                 or offsets[n_chunks] > arena.shape[0]):
             raise InvalidParameterError(
                 "offsets must hold one more entry than weights, from 0 to at most len(arena)")
-        self.byte_of_id = byte_order
-        for r in range(256):
-            id_of_byte[<int>byte_order[r]] = r
+        self.set_byte_order(byte_order, id_of_byte)
         for c in range(n_chunks):
             n = offsets[c + 1] - offsets[c]
             if n < 0:
@@ -851,42 +858,24 @@ cdef class _MergeTrainer:
 
     cdef _allocate(self, int64_t n_nodes, int64_t n_chunks, bint own_weight=True):
         self.t.n_nodes = n_nodes
-        self.t.nodes = <ByteNode*>malloc(max(n_nodes, 1) * sizeof(ByteNode))
+        self.t.nodes = <ByteNode*>self.alloc(n_nodes, sizeof(ByteNode))
         if own_weight:
-            self.t.weight = <count_t*>malloc(max(n_chunks, 1) * sizeof(count_t))
-        if self.t.nodes == NULL or self.t.weight == NULL:
-            raise MemoryError("out of memory while loading training chunks")
+            self.t.weight = <count_t*>self.alloc(n_chunks, sizeof(count_t))
 
     cdef _finish_load(self, list seed_tokens, int32_t max_token_length, veto,
                       list forced_merges, Py_ssize_t n_target, count_t min_frequency):
         """After the nodes: tokens, rules, forced merges, then the byte-pair counts and heap."""
         cdef int rc
-        self._init_tokens(seed_tokens)
+        self.init_tokens(&self.t.tokens, seed_tokens)
         self.t.max_token_length = max_token_length
-        self.veto = veto
-        self.t.veto_owner = <void*>self if veto is not None else NULL
+        self.t.veto_owner = self.set_veto(veto)
         self._init_forced(forced_merges)
         pool_init(&self.t.pool)
         self.t.n_target = <int32_t>n_target
         self.t.min_frequency = min_frequency
         with nogil:
             rc = count_initial_pairs(&self.t)
-        self._check(rc)
-
-    cdef _init_tokens(self, list seed_tokens):
-        cdef TokenStore* ts = &self.t.tokens
-        cdef uint8_t byte_of_id[256]
-        cdef int r
-        cdef bint is_new = False
-        cdef bytes seed
-        for r in range(256):
-            byte_of_id[r] = <uint8_t>(<int>self.byte_of_id[r])
-        self._check(tokens_init(ts, byte_of_id))
-        for seed in seed_tokens:
-            if tokens_add(ts, <const uint8_t*>PyBytes_AS_STRING(seed), len(seed), &is_new) < 0:
-                raise MemoryError("out of memory while training BPE merges")
-            if not is_new:
-                raise InvalidParameterError(f"seed token {seed!r} is listed twice")
+        self.check(rc)
 
     def load_tokens(self, const int32_t[::1] ids, const int64_t[::1] starts,
                     const int64_t[::1] weights, list byte_order, Py_ssize_t n_target,
@@ -899,15 +888,15 @@ cdef class _MergeTrainer:
         cdef int64_t m, base = 0, n, total = 0, size
         cdef int64_t n_ids = ids.shape[0]
         cdef bint is_new = False
-        cdef int r, rc
+        cdef int rc
         cdef int32_t merged, tok
         cdef const int32_t* length
         if self.t.nodes != NULL:
             raise RuntimeError("a _MergeTrainer loads its chunks once")
         if n_chunks < 0 or starts[0] != 0 or starts[n_chunks] != n_ids:
             raise InvalidParameterError("starts must run from 0 to len(ids)")
-        self.byte_of_id = byte_order
-        self._init_tokens(seed_tokens)   # the tokens' lengths lay out the nodes
+        self.set_byte_order(byte_order, NULL)
+        self.init_tokens(&self.t.tokens, seed_tokens)   # the tokens' lengths lay out the nodes
         length = self.t.tokens.length
         for c in range(n_chunks):
             if starts[c + 1] - starts[c] < 2:
@@ -935,29 +924,26 @@ cdef class _MergeTrainer:
                 base += length[tok]
             ci += 1
         self.t.max_token_length = max_token_length
-        self.veto = veto
-        self.t.veto_owner = <void*>self if veto is not None else NULL
+        self.t.veto_owner = self.set_veto(veto)
         self._init_forced([])
         for k in range(len(forced_merges)):
             left, right = forced_merges[k]
-            merged = tokens_concat(&self.t.tokens, left, right, &is_new)
+            merged = tokens_concat(&self.mem, &self.t.tokens, left, right, &is_new)
             if merged < 0 or is_new:
-                self._check(ERR_NOMEM if merged < 0 else ERR_INTERNAL)
-            self._check(log_merge(&self.t, left, right, merged, forced_counts[k]))
+                self.check(ERR_NOMEM if merged < 0 else ERR_INTERNAL)
+            self.check(log_merge(&self.t, left, right, merged, forced_counts[k]))
             self.t.n_reused += 1
         pool_init(&self.t.pool)
         self.t.n_target = <int32_t>n_target
         self.t.min_frequency = min_frequency
         with nogil:
             rc = count_initial_token_pairs(&self.t)
-        self._check(rc)
+        self.check(rc)
 
     cdef _init_forced(self, list forced_merges):
         cdef Py_ssize_t n = len(forced_merges), k
-        self.t.forced_left = <int32_t*>malloc(max(n, 1) * sizeof(int32_t))
-        self.t.forced_right = <int32_t*>malloc(max(n, 1) * sizeof(int32_t))
-        if self.t.forced_left == NULL or self.t.forced_right == NULL:
-            raise MemoryError("out of memory while loading forced merges")
+        self.t.forced_left = <int32_t*>self.alloc(n, sizeof(int32_t))
+        self.t.forced_right = <int32_t*>self.alloc(n, sizeof(int32_t))
         for k in range(n):
             self.t.forced_left[k], self.t.forced_right[k] = forced_merges[k]
         self.t.n_forced = n
@@ -969,11 +955,11 @@ cdef class _MergeTrainer:
         cdef int rc
         with nogil:
             rc = apply_forced(&self.t)
-        self._check(rc)
+        self.check(rc)
         while True:
             with nogil:
                 rc = run_merges(&self.t, limit)
-            self._check(rc)
+            self.check(rc)
             if progress is not None:
                 progress(self.t.n_created, self.t.n_target)
             if self.t.stop != RUNNING:
@@ -985,23 +971,19 @@ cdef class _MergeTrainer:
                 "sorted_lists": self.t.n_sorted, "reused_ids": self.t.n_reused,
                 "excluded_pairs": self.t.n_excluded,
                 "live_pairs": self.t.pairs.live, "pair_slots": self.t.pairs.mask + 1,
-                "heap_entries": self.t.heap.size, "pool_units": self.t.pool.used}
+                "heap_entries": self.t.heap.size, "pool_units": self.t.pool.used,
+                "mem_blocks": self.mem.blocks}
 
     def result(self):
-        cdef list byte_of_id = self.byte_of_id
-        cdef TokenStore* ts = &self.t.tokens
         cdef int64_t k
-
-        def external(int32_t token):
-            return byte_of_id[token] if token < 256 else token
-
-        merges = [(external(self.t.log_left[k]), external(self.t.log_right[k]))
+        merges = [(self.external(self.t.log_left[k]), self.external(self.t.log_right[k]))
                   for k in range(self.t.n_log)]
-        new_ids = [external(self.t.log_new[k]) for k in range(self.t.n_log)]
+        new_ids = [self.external(self.t.log_new[k]) for k in range(self.t.n_log)]
         counts = [self.t.log_count[k] for k in range(self.t.n_log)]
         if self.forced_counts is not None:
             counts[:len(self.forced_counts)] = self.forced_counts
-        return MergeResult(merges, new_ids, counts, tokens_as_list(ts), _STOP_NAMES[self.t.stop])
+        return MergeResult(merges, new_ids, counts, tokens_as_list(&self.t.tokens),
+                           stop_name(self.t.stop))
 
 
 def train_merges(chunks, weights, n_new_tokens, *, min_frequency=0, tie_break="ids",
@@ -1217,3 +1199,62 @@ def _train(chunks, weights, n_new_tokens, min_frequency, tie_break, progress, se
         trainer.forced_counts = counts
     trainer.run(progress)
     return trainer
+
+
+def _exercise_mem_pool(list sizes):
+    """Test hook for cybpe/_c/mem_pool.pxd (the trainers' memory owner): allocate a block of
+    each size in ``sizes`` (bytes, filled with a pattern), grow each to twice its size with
+    mem_grow, free the middle one, then ask for impossible sizes. Returns what was observed:
+    ``blocks`` after each stage, whether every pattern survived the moves, whether calloc
+    zeroes, and whether the failures left the pool and the blocks as they were."""
+    cdef MemPool pool
+    cdef Py_ssize_t n = len(sizes), k, m, size
+    cdef uint8_t** block
+    cdef Py_ssize_t* cap
+    cdef bint kept = True, zeroed = True, failed_cleanly
+    cdef uint8_t* z
+    mem_init(&pool)
+    block = <uint8_t**>mem_alloc(&pool, n, sizeof(uint8_t*))
+    cap = <Py_ssize_t*>mem_alloc(&pool, n, sizeof(Py_ssize_t))
+    if block == NULL or cap == NULL:
+        mem_free_all(&pool)
+        raise MemoryError()
+    try:
+        for k in range(n):
+            size = sizes[k]
+            block[k] = <uint8_t*>mem_alloc(&pool, size, 1)
+            cap[k] = size
+            if block[k] == NULL:
+                raise MemoryError()
+            for m in range(size):
+                block[k][m] = <uint8_t>(k * 31 + m)
+        after_alloc = pool.blocks
+        for k in range(n):
+            if mem_grow(&pool, <void**>&block[k], &cap[k], 2 * cap[k], 1, 1) != 0:
+                raise MemoryError()
+            for m in range(sizes[k]):
+                kept = kept and block[k][m] == <uint8_t>(k * 31 + m)
+        after_grow = pool.blocks
+        mem_free(&pool, block[n // 2])
+        after_free = pool.blocks
+        z = <uint8_t*>mem_calloc(&pool, 4096, 1)
+        if z == NULL:
+            raise MemoryError()
+        for m in range(4096):
+            zeroed = zeroed and z[m] == 0
+        before = pool.blocks
+        failed_cleanly = (mem_alloc(&pool, <Py_ssize_t>1 << 62, 8) == NULL   # size overflows
+                          and mem_alloc(&pool, <Py_ssize_t>1 << 60, 1) == NULL  # malloc refuses
+                          and mem_calloc(&pool, <Py_ssize_t>1 << 60, 1) == NULL
+                          and mem_realloc(&pool, block[0], <Py_ssize_t>1 << 62, 8) == NULL
+                          and mem_realloc(&pool, block[0], <Py_ssize_t>1 << 60, 1) == NULL
+                          and mem_grow(&pool, <void**>&block[0], &cap[0], <Py_ssize_t>1 << 61,
+                                       8, 1) == -1
+                          and pool.blocks == before and cap[0] == 2 * sizes[0])
+        for m in range(sizes[0]):
+            failed_cleanly = failed_cleanly and block[0][m] == <uint8_t>(m)
+        return {"after_alloc": after_alloc, "after_grow": after_grow, "after_free": after_free,
+                "kept": kept, "zeroed": zeroed, "failed_cleanly": failed_cleanly}
+    finally:
+        mem_free_all(&pool)
+        assert pool.blocks == 0

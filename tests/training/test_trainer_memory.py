@@ -126,3 +126,51 @@ def test_training_from_counts_lets_other_threads_use_them_while_merging(training
     result = train_merges_from(counts.with_arrays, 600, progress=progress)
     assert finished and counts.total == sum(weights) + 2
     assert result.merges == train_merges(chunks, weights, 600).merges
+
+
+def test_the_memory_pool_keeps_grows_frees_and_fails_cleanly():
+    from cybpe.training.trainer import _exercise_mem_pool
+
+    sizes = [1, 7, 64, 4096, 1 << 20, 3]
+    seen = _exercise_mem_pool(sizes)
+    # two bookkeeping blocks, then one per size; growing moves blocks but keeps their number
+    assert seen["after_alloc"] == seen["after_grow"] == 2 + len(sizes)
+    assert seen["after_free"] == 1 + len(sizes)
+    assert seen["kept"] and seen["zeroed"] and seen["failed_cleanly"]
+
+
+def _rss_bytes():
+    import os
+
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+@pytest.mark.skipif(not __import__("os").path.exists("/proc/self/statm"), reason="needs /proc")
+def test_runs_that_fail_half_way_free_everything():
+    # Each run allocates ~4 MB of nodes, pair tables and occurrence lists, then fails: in the
+    # veto (during the merges), or on a seed listed twice (after the token store). The pool frees
+    # all of it with the trainer; a leak of one run's buffers would add ~1 GB over the loop.
+    chunks = distinct_words(40_000)
+    weights = np.ones(len(chunks), dtype=np.int64)
+
+    def veto(left, right):
+        raise KeyError("planted")
+
+    def fail_once(kind):
+        trainer = _MergeTrainer()
+        if kind == "veto":
+            trainer.load(chunks, weights, list(range(256)), 300, 0, [], 0, veto)
+            assert trainer.stats()["mem_blocks"] > 10
+            with pytest.raises(KeyError, match="planted"):
+                trainer.run(None)
+        else:
+            with pytest.raises(InvalidParameterError, match="twice"):
+                trainer.load(chunks, weights, list(range(256)), 300, 0, [b"ab", b"ab"])
+
+    for kind in ("veto", "seed"):
+        fail_once(kind)
+    start = _rss_bytes()
+    for k in range(200):
+        fail_once("veto" if k % 2 else "seed")
+    assert _rss_bytes() - start < 64 << 20

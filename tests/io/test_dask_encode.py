@@ -193,6 +193,8 @@ def test_worker_tasks_run_under_roomy_malloc(tok, corpus, tmp_path, monkeypatch)
         yield True
 
     monkeypatch.setattr(cybpe.dask, "roomy_malloc", recording)
+    # In this process (a Client made by another test would otherwise take the tasks).
+    monkeypatch.setitem(dask.config.config, "scheduler", "sync")
     cybpe.dask.encode_files(corpus[:3], tok, tmp_path / "bin", client=None, n_tasks=2)
     assert len(entered) == 2
     pq = pytest.importorskip("pyarrow.parquet")

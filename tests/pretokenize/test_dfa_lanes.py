@@ -14,6 +14,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
+from cybpe.errors import PatternTimeoutError
 from cybpe.pretokenize.dfa_compiler import NotDeterministic
 from cybpe.pretokenize.pattern_compiler import UnsupportedPattern
 from cybpe.pretokenize.pattern_scanner import PatternScanner
@@ -75,7 +76,12 @@ def test_random_patterns_on_two_lane_texts(pattern, pieces):
         assume(False)
     text = "".join(pieces)
     assume(len(text.encode()) >= LANE_MIN_BYTES)
-    expected = regex_spans(pattern, text)
+    try:
+        expected = regex_spans(pattern, text)
+    except PatternTimeoutError:
+        # The reference (the regex module) backtracks past its time bound on this pattern: no
+        # answer to compare with. On a loaded machine the bound is met sooner.
+        assume(False)
     assert automaton.split_spans(text) == expected, (pattern, text)
     assert backtracking.split_spans(text) == expected, (pattern, text)
 

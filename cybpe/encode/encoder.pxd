@@ -19,9 +19,11 @@ from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 
 from cybpe.encode.rank_tables cimport RankTables
 from cybpe._c.types cimport IdBuffer, rank_t, token_t
+from cybpe._c.mem_pool cimport MemPool
 
 
 cdef class RankEncoder:
+    cdef MemPool mem                         # every malloc'ed table (not the big tables, not the cut tables)
     cdef RankTables tables
     cdef readonly Py_ssize_t n_tokens         # ordinary ids are 0 .. n_tokens-1
     cdef readonly Py_ssize_t pair_table_size  # entries in the pair table

@@ -58,6 +58,7 @@ from cybpe.encode.thread_cache cimport (
     thread_cache_mask, thread_cache_tag, thread_cache_tags,
 )
 from cybpe._c.system cimport big_table_alloc, big_table_free
+from cybpe._c.mem_pool cimport MemPool, mem_alloc, mem_free_all
 from cybpe._c.cpu cimport prefetch_read
 from cybpe._c.types cimport IdBuffer, grow_buffer, id_buffer_reserve, rank_t, token_t
 
@@ -619,7 +620,7 @@ cdef int build_tokens(RankEncoder encoder, tokens) except -1:
                 raise FormatError(f"token id {i} is {type(item).__name__}, not bytes")
             as_bytes[i] = bytes(item)
     encoder.n_tokens = t.n_tokens = n
-    t.token_offsets = <int64_t*>malloc((n + 1) * sizeof(int64_t))
+    t.token_offsets = <int64_t*>mem_alloc(&encoder.mem, n + 1, sizeof(int64_t))
     if t.token_offsets == NULL:
         raise MemoryError()
     for i in range(n):
@@ -631,7 +632,7 @@ cdef int build_tokens(RankEncoder encoder, tokens) except -1:
         if length > t.max_token_len:
             t.max_token_len = length
     t.token_offsets[n] = total
-    t.token_blob = <uint8_t*>malloc(total if total > 0 else 1)
+    t.token_blob = <uint8_t*>mem_alloc(&encoder.mem, total if total > 0 else 1, 1)
     if t.token_blob == NULL:
         raise MemoryError()
     for i in range(n):
@@ -695,7 +696,7 @@ cdef int build_all_splits(RankEncoder encoder) except -1:
     finally:
         free(found)
     encoder.pair_table_size = n_found
-    t.rank_to_id = <token_t*>malloc((t.n_tokens + 1) * sizeof(token_t))
+    t.rank_to_id = <token_t*>mem_alloc(&encoder.mem, t.n_tokens + 1, sizeof(token_t))
     if t.rank_to_id == NULL:
         raise MemoryError()
     for i in range(t.n_tokens):
@@ -757,7 +758,7 @@ cdef int build_from_merges(RankEncoder encoder, merges) except -1:
     cdef const int32_t[:, ::1] pairs = merges
     cdef Py_ssize_t n_merges = pairs.shape[0], k, bad, n_unique = 0
     cdef PairEntry* found = <PairEntry*>malloc((n_merges + 1) * sizeof(PairEntry))
-    t.rank_to_id = <token_t*>malloc((n_merges + 1) * sizeof(token_t))
+    t.rank_to_id = <token_t*>mem_alloc(&encoder.mem, n_merges + 1, sizeof(token_t))
     if found == NULL or t.rank_to_id == NULL:
         free(found)
         raise MemoryError()
@@ -780,7 +781,7 @@ cdef int build_from_merges(RankEncoder encoder, merges) except -1:
     return 0
 
 
-cdef int build_byte_tables(RankTables* t) except -1:
+cdef int build_byte_tables(RankTables* t, MemPool* mem) except -1:
     cdef uint8_t byte
     cdef int b, c
     for b in range(256):
@@ -789,7 +790,7 @@ cdef int build_byte_tables(RankTables* t) except -1:
         if t.byte_id[b] < 0:
             raise FormatError(f"byte {b} (0x{b:02x}) is not a token: every single byte "
                               f"must be a token")
-    t.byte_pair_rank = <rank_t*>malloc(256 * 256 * sizeof(rank_t))
+    t.byte_pair_rank = <rank_t*>mem_alloc(mem, 256 * 256, sizeof(rank_t))
     if t.byte_pair_rank == NULL:
         raise MemoryError()
     for b in range(256):
@@ -815,9 +816,9 @@ cdef int build_specials(RankEncoder encoder, special_tokens) except -1:
     encoder._special_tokens = specials
     cdef Py_ssize_t n = len(specials), i, total = 0
     encoder.n_special = n
-    encoder.special_ids = <int64_t*>malloc((n + 1) * sizeof(int64_t))
-    encoder.special_offsets = <int64_t*>malloc((n + 1) * sizeof(int64_t))
-    encoder.special_blob = <uint8_t*>malloc(sum(len(v) for v in specials.values()) + 1)
+    encoder.special_ids = <int64_t*>mem_alloc(&encoder.mem, n + 1, sizeof(int64_t))
+    encoder.special_offsets = <int64_t*>mem_alloc(&encoder.mem, n + 1, sizeof(int64_t))
+    encoder.special_blob = <uint8_t*>mem_alloc(&encoder.mem, sum(len(v) for v in specials.values()) + 1, 1)
     if (encoder.special_ids == NULL or encoder.special_offsets == NULL
             or encoder.special_blob == NULL):
         raise MemoryError()
@@ -857,7 +858,7 @@ cdef class RankEncoder:
         else:
             self._merges = check_merges(self, merges)
             build_from_merges(self, self._merges)
-        build_byte_tables(&self.tables)
+        build_byte_tables(&self.tables, &self.mem)
         if build_cut_tables(&self.tables) != 0:
             raise MemoryError()
         build_specials(self, {} if special_tokens is None else special_tokens)
@@ -868,20 +869,14 @@ cdef class RankEncoder:
         thread_cache_entries()
 
     def __dealloc__(self):
-        free(self.tables.token_blob)
-        free(self.tables.token_offsets)
+        mem_free_all(&self.mem)  # the token bytes and offsets, rank_to_id, byte pairs, specials
         if self.tables.token_slots != NULL:
             big_table_free(self.tables.token_slots, (self.tables.token_mask + 1) * sizeof(TokenSlot), True)
         if self.tables.pair_slots != NULL:
             big_table_free(self.tables.pair_slots, (self.tables.pair_mask + 1) * sizeof(uint64_t), True)
-        free(self.tables.rank_to_id)
-        free(self.tables.byte_pair_rank)
         if self.cut_stash != NULL:
             self.tables.inner_pairs = self.cut_stash
         free_cut_tables(&self.tables)
-        free(self.special_ids)
-        free(self.special_offsets)
-        free(self.special_blob)
 
     # ------------------------------------------------------------ C API (see encoder.pxd)
 

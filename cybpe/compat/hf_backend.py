@@ -226,10 +226,11 @@ def _light(ids: list, type_id: int, fast: bool) -> Encoding:
     return Encoding._make(ids, [0 if fast else type_id] * n, None, None, None, [0] * n, [1] * n)
 
 
-def _set_filler(e: Encoding, filler: Any) -> None:
-    e._filler = filler
+def _set_window_filler(e: Encoding, filler: Any) -> None:
+    """``filler`` for every overflowing window of ``e``, at any depth."""
     for o in e._overflowing:
-        _set_filler(o, filler)
+        o._filler = filler
+        _set_window_filler(o, filler)
 
 
 def _engine_key(raw: str) -> Optional[str]:
@@ -451,13 +452,15 @@ class CybpeBackend:
             except Unsupported as exc:
                 logger.debug("cybpe.patch_transformers: this call runs on HF's engine: %s", exc)
                 return None
+        # The filler is given the encoding when it runs: it does not hold it, so the common
+        # encoding is in no reference cycle and is freed when transformers drops it (a cycle
+        # left each call's lists to the collector, which then walked them).
         for k, e in enumerate(out):
-            filler = partial(_fill, e, threading.Lock(),
-                             (engine, firsts[k], seconds[k] if seconds is not None else None, split_special,
-                              add_special_tokens, fast, trunc, pp, padding, target))
-            e._filler = filler
-            if e._overflowing:  # the windows too (no call for the common encoding without windows)
-                _set_filler(e, filler)
+            e._filler = partial(_fill, threading.Lock(),
+                                (engine, firsts[k], seconds[k] if seconds is not None else None, split_special,
+                                 add_special_tokens, fast, trunc, pp, padding, target))
+            if e._overflowing:  # a window fills its call's encoding (a cycle, for windows only)
+                _set_window_filler(e, partial(_fill_window, e))
         return out
 
     def encode_batch(self, input: Any, is_pretokenized: bool = False, add_special_tokens: bool = True) -> list:
@@ -545,10 +548,10 @@ def _pipeline(a: Encoding, b: Optional[Encoding], add_special_tokens: bool, trun
     return enc
 
 
-def _fill(light: Encoding, lock: Any, args: tuple) -> None:
+def _fill(lock: Any, args: tuple, light: Encoding) -> None:
     """Fill in the full fields of one call's encoding ``light`` (and its windows), once: the
     call again at full detail (``args``: what it was made with). ``light._filler`` is this
-    function bound to its arguments (a cycle, which :func:`fill_from` breaks)."""
+    function bound to ``lock`` and ``args``."""
     with lock:
         if light._filler is None:
             return
@@ -559,6 +562,11 @@ def _fill(light: Encoding, lock: Any, args: tuple) -> None:
         if padding is not None and target is not None:
             pad_encodings([full], {**padding, "length": target, "pad_to_multiple_of": None})
         fill_from(light, full)
+
+
+def _fill_window(light: Encoding, window: Encoding) -> None:
+    """A window's filler: fill in its call's encoding ``light``, which fills every window."""
+    light._need_full()
 
 
 def _loads(raw: str) -> Any:

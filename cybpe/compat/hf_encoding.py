@@ -58,8 +58,9 @@ class Encoding:
         self._attention: Optional[list] = []
         self._overflowing: list = []
         self._ranges: dict = {}
-        #: None when every field is here; else a callable that fills in the full fields
-        self._filler: Optional[Callable[[], None]] = None
+        #: None when every field is here; else a callable that, given this encoding, fills in
+        #: the full fields (it holds no reference to the encoding: no cycle for the collector)
+        self._filler: Optional[Callable[["Encoding"], None]] = None
 
     # -- building (the Rust code's constructors) ---------------------------------------------
     @classmethod
@@ -222,7 +223,7 @@ class Encoding:
     def _need_full(self) -> None:
         filler = self._filler
         if filler is not None:
-            filler()
+            filler(self)
 
     # -- the tokenizers.Encoding surface -------------------------------------------------------
     @property

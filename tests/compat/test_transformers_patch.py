@@ -232,6 +232,26 @@ def test_post_processor_changed_between_calls(named, texts):
         tok._tokenizer.post_processor = original
 
 
+def test_encodings_need_no_collector(named):
+    """A call's encodings are in no reference cycle (their lazy fields hold no reference to
+    them): dropped, they are freed at once, without the cyclic collector walking their lists."""
+    import gc
+    import weakref
+
+    _, _, tok = named
+    with cybpe.transformers_patched():
+        gc.disable()
+        try:
+            for call in (lambda: tok("a b c"), lambda: tok(["x y", "z", ""], padding=True),
+                         lambda: tok("a", "b c", truncation=True, max_length=50)):
+                out = call()
+                refs = [weakref.ref(e) for e in out.encodings]
+                del out
+                assert [r() for r in refs] == [None] * len(refs)
+        finally:
+            gc.enable()
+
+
 def test_tokenizers_made_every_way(named):
     """Made before the patch (the fixture's), after it by AutoTokenizer, by
     PreTrainedTokenizerFast(tokenizer_file=...) and by from_pretrained of the folder."""

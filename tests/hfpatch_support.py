@@ -121,6 +121,8 @@ def plain(value: Any) -> Any:
     if isinstance(value, dict):
         return {k: plain(v) for k, v in value.items()}
     if isinstance(value, np.ndarray):
+        if value.dtype.kind == "O":  # a ragged batch: an array of row arrays
+            return ("array", "O", value.shape, [plain(v) for v in value.tolist()])
         return ("array", value.dtype.kind, value.shape, value.tolist())
     if isinstance(value, (list, tuple)):
         return type(value)(plain(v) for v in value)

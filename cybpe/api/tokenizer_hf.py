@@ -342,8 +342,8 @@ class TransformersMethods:
         if post is not None and post.trim is not None:
             from cybpe.formats.hf_post import trim_offsets
 
-            pieces = [self.token_bytes(i) if i < len(self.vocab.tokens) else b"" for i in ids]  # type: ignore[attr-defined]
-            spans = trim_offsets(pieces, spans, post.trim)
+            backward = self._hf_strings()[1]
+            spans = trim_offsets([backward.get(i, "") for i in ids], spans, post.trim)
         return ids, spans
 
     def __call__(self, text: Union[str, Sequence[str]], text_pair: Union[str, Sequence[str], None] = None, *,
@@ -502,45 +502,14 @@ def _cut(ids: list[int], offsets: Optional[list], n: int, side: str) -> tuple[li
 
 
 def _truncate(a: list[int], a_off: Optional[list], b: Optional[list[int]], b_off: Optional[list],
-              max_length: int, strategy: Optional[str], side: str) -> tuple:
-    """HF tokenizers' ``truncate_encodings`` (stride 0): one sequence is cut to ``max_length``;
-    a pair by ``strategy``: ``longest_first`` keeps the shorter whole when the longer can give
-    up the difference, else splits ``max_length`` in halves (the odd one to the longer);
-    ``only_first`` / ``only_second`` cut one of them, or fail when it is too short."""
-    total = len(a) + (len(b) if b is not None else 0)
-    if max_length == 0:
-        a, a_off = _cut(a, a_off, 0, side)
-        if b is not None:
-            b, b_off = _cut(b, b_off, 0, side)
-        return a, a_off, b, b_off
-    if total <= max_length:
-        return a, a_off, b, b_off
-    remove = total - max_length
-    if strategy == "longest_first":
-        if b is None:
-            a, a_off = _cut(a, a_off, max_length, side)
-            return a, a_off, b, b_off
-        n1, n2 = len(a), len(b)
-        swap = n1 > n2
-        if swap:
-            n1, n2 = n2, n1
-        n2 = n1 if n1 > max_length else max(n1, max_length - n1)
-        if n1 + n2 > max_length:
-            n1 = max_length // 2
-            n2 = n1 + max_length % 2
-        if swap:
-            n1, n2 = n2, n1
-        a, a_off = _cut(a, a_off, n1, side)
-        b, b_off = _cut(b, b_off, n2, side)
-        return a, a_off, b, b_off
-    if strategy == "only_first" or b is None:
-        if len(a) <= remove:
-            raise InvalidParameterError(f"truncation='only_first': the first text has {len(a)} tokens, "
-                                        f"fewer than the {remove} to remove")
-        a, a_off = _cut(a, a_off, len(a) - remove, side)
-        return a, a_off, b, b_off
-    if len(b) <= remove:
-        raise InvalidParameterError(f"truncation='only_second': the second text has {len(b)} tokens, "
-                                    f"fewer than the {remove} to remove")
-    b, b_off = _cut(b, b_off, len(b) - remove, side)
+              max_length: int, strategy: str, side: str) -> tuple:
+    """HF tokenizers' ``truncate_encodings`` (stride 0) of one sequence or a pair, each cut to
+    the length :func:`cybpe.formats.hf_truncation.kept_lengths` gives (InvalidParameterError
+    where HF raises)."""
+    from cybpe.formats.hf_truncation import kept_lengths
+
+    n1, n2 = kept_lengths(len(a), None if b is None else len(b), max_length, strategy)
+    a, a_off = _cut(a, a_off, n1, side)
+    if b is not None:
+        b, b_off = _cut(b, b_off, n2, side)  # type: ignore[arg-type]
     return a, a_off, b, b_off

@@ -41,10 +41,12 @@ import json
 import logging
 import threading
 import weakref
+from functools import partial
+from operator import attrgetter
 from typing import Any, Optional
 
 from cybpe.compat.hf_encoding import Encoding, Unsupported, fill_from, pad_encodings, truncate_encodings
-from cybpe.compat.hf_postprocessors import default_process, parse_post_processor
+from cybpe.compat.hf_postprocessors import default_process, parse_post_processor, process, single_light
 
 logger = logging.getLogger("cybpe.compat.transformers")
 
@@ -66,11 +68,13 @@ def _overlap(a: str, b: str) -> bool:
 
 
 def _utf8_ok(text: str) -> bool:
-    """Whether ``text`` has no lone surrogate (HF cannot take such a str)."""
+    """Whether ``text`` has no lone surrogate (HF cannot take such a str). Cheap after cybpe
+    has encoded the text: the engine leaves the str holding its UTF-8 form (up to
+    ``CACHED_UTF8_CHARS`` characters), which ``str.encode`` then copies instead of converting."""
     if text.isascii():
         return True
     try:
-        str.encode(text, "utf-8")  # CPython copies the UTF-8 form it keeps for the str when it has one
+        str.encode(text, "utf-8")
         return True
     except UnicodeEncodeError:
         return False
@@ -140,14 +144,15 @@ class Engine:
         self._encoder = self.tokenizer._encoder
         self._pretokenizer = self.tokenizer.pretokenizer
         self._normalizer = self.tokenizer.normalizer
+        self._ordinary = self.tokenizer.encode_ordinary
 
     # -- ids (the light path) ------------------------------------------------------------------
     def ids(self, text: str, split_special: bool) -> list:
         """HF's ids of ``text`` (its added tokens matched as HF matches them)."""
         splitter = self._plain if split_special else self._all
-        tok = self.tokenizer
         if splitter is None or splitter.first(text) is None:
-            return tok.encode_ordinary(text)
+            return self._ordinary(text)
+        tok = self.tokenizer
         return tok._encoder.ids_list(tok._encode_array(text, splitter.specials, ()))
 
     def ids_batch(self, texts: list, split_special: bool) -> list:
@@ -221,10 +226,11 @@ def _light(ids: list, type_id: int, fast: bool) -> Encoding:
     return Encoding._make(ids, [0 if fast else type_id] * n, None, None, None, [0] * n, [1] * n)
 
 
-def _set_filler(e: Encoding, filler: Any) -> None:
-    e._filler = filler
+def _set_window_filler(e: Encoding, filler: Any) -> None:
+    """``filler`` for every overflowing window of ``e``, at any depth."""
     for o in e._overflowing:
-        _set_filler(o, filler)
+        o._filler = filler
+        _set_window_filler(o, filler)
 
 
 def _engine_key(raw: str) -> Optional[str]:
@@ -348,16 +354,22 @@ class CybpeBackend:
     def __deepcopy__(self, memo: dict) -> "CybpeBackend":
         return CybpeBackend(copy.deepcopy(self._inner, memo))
 
+    # -- what transformers reads at every call: the Rust tokenizer's, without a Python frame -----
+    truncation = property(attrgetter("_inner.truncation"))
+    padding = property(attrgetter("_inner.padding"))
+    encode_special_tokens = property(attrgetter("_inner.encode_special_tokens"))
+    post_processor = property(attrgetter("_inner.post_processor"))
+    no_truncation = property(attrgetter("_inner.no_truncation"))
+    no_padding = property(attrgetter("_inner.no_padding"))
+    enable_truncation = property(attrgetter("_inner.enable_truncation"))
+    enable_padding = property(attrgetter("_inner.enable_padding"))
+    token_to_id = property(attrgetter("_inner.token_to_id"))
+    id_to_token = property(attrgetter("_inner.id_to_token"))
+
     # -- encoding ------------------------------------------------------------------------------
-    def _post_processor(self) -> Any:
-        """The live post-processor, parsed (cached by its serialized state)."""
-        pp = self._inner.post_processor
-        if pp is None:
-            return None
-        state = pp.__getstate__()
-        cached_state, parsed = self._pp_cache
-        if cached_state == state:
-            return parsed
+    def _parse_post_processor(self, state: bytes) -> Any:
+        """The post-processor of ``state`` (its ``__getstate__()``), parsed, or Unsupported;
+        kept for the next call, which parses again only when the state differs."""
         try:
             parsed = parse_post_processor(state)
         except (Unsupported, ValueError, KeyError, TypeError) as exc:
@@ -365,71 +377,90 @@ class CybpeBackend:
         object.__setattr__(self, "_pp_cache", (state, parsed))
         return parsed
 
-    def _split(self, inputs: Any, is_pretokenized: bool) -> Optional[tuple[list, Optional[list]]]:
-        """(first texts, second texts or None) when every input is a str or every input a pair
-        of str; None otherwise."""
+    def _encode(self, inputs: Any, is_pretokenized: bool, add_special_tokens: bool, fast: bool) -> Optional[list]:
+        """The encodings of ``inputs`` as the Rust ``encode_batch`` (or ``encode_batch_fast``)
+        gives them, or None when this call goes to HF (the reason logged). One text without
+        truncation and padding, the common call, takes the short way (:func:`single_light`)."""
         if is_pretokenized or not isinstance(inputs, (list, tuple)):
             return None
-        kinds = set(map(type, inputs))  # no Python frame per input (the single text is the common call)
-        if not kinds or kinds == {str}:
-            return list(inputs), None
-        firsts, seconds = [], []
-        for x in inputs:
-            if not (isinstance(x, (tuple, list)) and len(x) == 2 and type(x[0]) is str and type(x[1]) is str):
+        if len(inputs) == 1 and type(inputs[0]) is str:
+            firsts: list = [inputs[0]]
+            seconds: Optional[list] = None
+        else:
+            split = _split(inputs)
+            if split is None:
                 return None
-            firsts.append(x[0])
-            seconds.append(x[1])
-        return firsts, seconds
-
-    def _encode(self, inputs: list, is_pretokenized: bool, add_special_tokens: bool, fast: bool) -> Optional[list]:
-        """The encodings of ``inputs`` as the Rust ``encode_batch`` (or ``encode_batch_fast``)
-        gives them, or None when this call goes to HF (the reason logged)."""
-        split = self._split(inputs, is_pretokenized)
-        if split is None:
-            return None
+            firsts, seconds = split
         engine = self._engine
         if engine is None:
             engine = self._engine_or_none()
         if not engine:
             return None
         inner = self._inner
-        firsts, seconds = split
-        if not _all_utf8(firsts) or (seconds is not None and not _all_utf8(seconds)):
-            return None  # HF raises on a lone surrogate
         split_special = bool(inner.encode_special_tokens)
         if split_special and not engine.split_ok:
             logger.debug("cybpe.patch_transformers: encode_special_tokens with a special token "
                          "overlapping a non-special one: this call runs on HF's engine")
             return None
-        pp = self._post_processor()
-        if isinstance(pp, Unsupported):
-            logger.debug("cybpe.patch_transformers: this call runs on HF's engine: %s", pp)
-            return None
+        # The live post-processor, parsed once per state: its state is read at every call, as
+        # it can be changed in place (``backend.post_processor.trim_offsets = True``).
+        pp = inner.post_processor
+        if pp is not None:
+            state = pp.__getstate__()
+            cached_state, pp = self._pp_cache
+            if cached_state != state:
+                pp = self._parse_post_processor(state)
+            if isinstance(pp, Unsupported):
+                logger.debug("cybpe.patch_transformers: this call runs on HF's engine: %s", pp)
+                return None
         trunc = inner.truncation
         padding = inner.padding
         if trunc is not None:
-            n_added = pp.added_tokens(seconds is not None) if (pp is not None and add_special_tokens) else 0
+            n_added = pp.added(seconds is not None) if (pp is not None and add_special_tokens) else 0
             if trunc["max_length"] < n_added:  # HF's unsigned subtraction would wrap
                 return None
         add_special_tokens = bool(add_special_tokens)
-        ids_a = [engine.ids(firsts[0], split_special)] if len(firsts) == 1 else engine.ids_batch(firsts, split_special)
-        ids_b = engine.ids_batch(seconds, split_special) if seconds is not None else None
-        out = []
-        try:
-            for k, ids in enumerate(ids_a):
-                a = _light(ids, 0, fast)
-                b = _light(ids_b[k], 1, fast) if ids_b is not None else None
-                out.append(_pipeline(a, b, add_special_tokens, trunc, pp, padding))
-            target = pad_encodings(out, padding) if padding is not None else None
-        except Unsupported as exc:
-            logger.debug("cybpe.patch_transformers: this call runs on HF's engine: %s", exc)
-            return None
+        # The surrogate checks come after the engine, which leaves each str holding its UTF-8
+        # form: they then copy that form rather than convert the text again.
+        if len(firsts) == 1:
+            first = firsts[0]
+            ids_a = [engine.ids(first, split_special)]
+            if not (first.isascii() or _utf8_ok(first)):
+                return None  # HF raises on a lone surrogate
+        else:
+            ids_a = engine.ids_batch(firsts, split_special)
+            if not _all_utf8(firsts):
+                return None
+        ids_b = None
+        if seconds is not None:
+            ids_b = engine.ids_batch(seconds, split_special)
+            if not _all_utf8(seconds):
+                return None
+        target = None
+        if trunc is None and padding is None and seconds is None:
+            out = ([single_light(pp, ids_a[0], add_special_tokens)] if len(ids_a) == 1
+                   else [single_light(pp, ids, add_special_tokens) for ids in ids_a])
+        else:
+            out = []
+            try:
+                for k, ids in enumerate(ids_a):
+                    a = _light(ids, 0, fast)
+                    b = _light(ids_b[k], 1, fast) if ids_b is not None else None
+                    out.append(_pipeline(a, b, add_special_tokens, trunc, pp, padding))
+                if padding is not None:
+                    target = pad_encodings(out, padding)
+            except Unsupported as exc:
+                logger.debug("cybpe.patch_transformers: this call runs on HF's engine: %s", exc)
+                return None
+        # The filler is given the encoding when it runs: it does not hold it, so the common
+        # encoding is in no reference cycle and is freed when transformers drops it (a cycle
+        # left each call's lists to the collector, which then walked them).
         for k, e in enumerate(out):
-            filler = _Filler(e, engine, firsts[k], seconds[k] if seconds is not None else None,
-                             split_special, add_special_tokens, fast, trunc, pp, padding, target)
-            e._filler = filler
-            if e._overflowing:  # the windows too (no call for the common encoding without windows)
-                _set_filler(e, filler)
+            e._filler = partial(_fill, threading.Lock(),
+                                (engine, firsts[k], seconds[k] if seconds is not None else None, split_special,
+                                 add_special_tokens, fast, trunc, pp, padding, target))
+            if e._overflowing:  # a window fills its call's encoding (a cycle, for windows only)
+                _set_window_filler(e, partial(_fill_window, e))
         return out
 
     def encode_batch(self, input: Any, is_pretokenized: bool = False, add_special_tokens: bool = True) -> list:
@@ -482,6 +513,21 @@ class CybpeBackend:
         return self._inner.decode_batch(sequences, skip_special_tokens=skip_special_tokens)
 
 
+def _split(inputs: Any) -> Optional[tuple[list, Optional[list]]]:
+    """(first texts, second texts or None) when every input is a str or every input a pair
+    of str; None otherwise."""
+    kinds = set(map(type, inputs))  # no Python frame per input
+    if not kinds or kinds == {str}:
+        return list(inputs), None
+    firsts, seconds = [], []
+    for x in inputs:
+        if not (isinstance(x, (tuple, list)) and len(x) == 2 and type(x[0]) is str and type(x[1]) is str):
+            return None
+        firsts.append(x[0])
+        seconds.append(x[1])
+    return firsts, seconds
+
+
 def _no() -> Any:
     raise Unsupported("not a list of ids")
 
@@ -490,11 +536,11 @@ def _pipeline(a: Encoding, b: Optional[Encoding], add_special_tokens: bool, trun
               pp: Any, padding: Optional[dict]) -> Encoding:
     """``Tokenizer::post_process`` of one input: truncation, post-processor, padding."""
     if trunc is not None:
-        n_added = pp.added_tokens(b is not None) if pp is not None else 0
+        n_added = pp.added(b is not None) if pp is not None else 0
         max_length = trunc["max_length"] - n_added if (add_special_tokens and n_added > 0) else trunc["max_length"]
         truncate_encodings(a, b, max_length, trunc["stride"], trunc["strategy"], trunc["direction"])
     if pp is not None:
-        enc = pp.process(a, b, add_special_tokens)
+        enc = process(pp, a, b, add_special_tokens)
     else:
         enc = default_process([a] if b is None else [a, b])
     if padding is not None:
@@ -502,28 +548,25 @@ def _pipeline(a: Encoding, b: Optional[Encoding], add_special_tokens: bool, trun
     return enc
 
 
-class _Filler:
-    """Fills in the full fields of one call's encoding (and its windows), once."""
+def _fill(lock: Any, args: tuple, light: Encoding) -> None:
+    """Fill in the full fields of one call's encoding ``light`` (and its windows), once: the
+    call again at full detail (``args``: what it was made with). ``light._filler`` is this
+    function bound to ``lock`` and ``args``."""
+    with lock:
+        if light._filler is None:
+            return
+        engine, first, second, split_special, add_special_tokens, fast, trunc, pp, padding, target = args
+        a = engine.full(first, split_special, 0, fast)
+        b = engine.full(second, split_special, 1, fast) if second is not None else None
+        full = _pipeline(a, b, add_special_tokens, trunc, pp, padding)
+        if padding is not None and target is not None:
+            pad_encodings([full], {**padding, "length": target, "pad_to_multiple_of": None})
+        fill_from(light, full)
 
-    __slots__ = ("light", "args", "lock")
 
-    def __init__(self, light: Encoding, *args: Any) -> None:
-        self.light = light  # (a cycle with light._filler, which fill_from breaks)
-        self.args = args
-        self.lock = threading.Lock()
-
-    def __call__(self) -> None:
-        with self.lock:
-            light = self.light
-            if light._filler is None:
-                return
-            engine, first, second, split_special, add_special_tokens, fast, trunc, pp, padding, target = self.args
-            a = engine.full(first, split_special, 0, fast)
-            b = engine.full(second, split_special, 1, fast) if second is not None else None
-            full = _pipeline(a, b, add_special_tokens, trunc, pp, padding)
-            if padding is not None and target is not None:
-                pad_encodings([full], {**padding, "length": target, "pad_to_multiple_of": None})
-            fill_from(light, full)
+def _fill_window(light: Encoding, window: Encoding) -> None:
+    """A window's filler: fill in its call's encoding ``light``, which fills every window."""
+    light._need_full()
 
 
 def _loads(raw: str) -> Any:

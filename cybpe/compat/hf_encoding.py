@@ -27,6 +27,9 @@ from __future__ import annotations
 
 from typing import Callable, Optional
 
+from cybpe.errors import InvalidParameterError
+from cybpe.formats.hf_truncation import kept_lengths
+
 
 class Unsupported(Exception):
     """This call (or tokenizer) is not one the patched path reproduces: HF's engine runs it."""
@@ -55,8 +58,9 @@ class Encoding:
         self._attention: Optional[list] = []
         self._overflowing: list = []
         self._ranges: dict = {}
-        #: None when every field is here; else a callable that fills in the full fields
-        self._filler: Optional[Callable[[], None]] = None
+        #: None when every field is here; else a callable that, given this encoding, fills in
+        #: the full fields (it holds no reference to the encoding: no cycle for the collector)
+        self._filler: Optional[Callable[["Encoding"], None]] = None
 
     # -- building (the Rust code's constructors) ---------------------------------------------
     @classmethod
@@ -219,7 +223,7 @@ class Encoding:
     def _need_full(self) -> None:
         filler = self._filler
         if filler is not None:
-            filler()
+            filler(self)
 
     # -- the tokenizers.Encoding surface -------------------------------------------------------
     @property
@@ -447,42 +451,16 @@ def fill_from(light: Encoding, full: Encoding) -> None:
 
 def truncate_encodings(a: Encoding, b: Optional[Encoding], max_length: int, stride: int, strategy: str,
                        direction: str) -> None:
-    """``truncate_encodings`` (in place)."""
-    if max_length == 0:
-        a._truncate(0, stride, direction)
-        if b is not None:
-            b._truncate(0, stride, direction)
-        return
-    total = len(a._ids) + (len(b._ids) if b is not None else 0)
-    if total <= max_length:
-        return
-    to_remove = total - max_length
-    if strategy == "longest_first":
-        if b is None:
-            a._truncate(total - to_remove, stride, direction)
-            return
-        n1, n2 = len(a._ids), len(b._ids)
-        swap = n1 > n2
-        if swap:
-            n1, n2 = n2, n1
-        n2 = n1 if n1 > max_length else max(n1, max_length - n1)
-        if n1 + n2 > max_length:
-            n1 = max_length // 2
-            n2 = n1 + max_length % 2
-        if swap:
-            n1, n2 = n2, n1
-        a._truncate(n1, stride, direction)
-        b._truncate(n2, stride, direction)
-    elif strategy in ("only_first", "only_second"):
-        target = a if strategy == "only_first" else b
-        if target is None:
-            raise Unsupported("only_second truncation of a single sequence (HF raises)")
-        n = len(target._ids)
-        if n <= to_remove:
-            raise Unsupported("the sequence is too short to truncate (HF raises)")
-        target._truncate(n - to_remove, stride, direction)
-    else:
-        raise Unsupported(f"truncation strategy {strategy!r}")
+    """``truncate_encodings`` (in place): each sequence cut to the length
+    :func:`cybpe.formats.hf_truncation.kept_lengths` gives, the rest into overflowing windows
+    (:class:`Unsupported` where HF raises)."""
+    try:
+        n1, n2 = kept_lengths(len(a._ids), None if b is None else len(b._ids), max_length, strategy)
+    except InvalidParameterError as exc:
+        raise Unsupported(f"{exc} (HF raises)") from None
+    a._truncate(n1, stride, direction)
+    if b is not None:
+        b._truncate(n2, stride, direction)  # type: ignore[arg-type]
 
 
 def pad_encodings(encodings: list, padding: dict) -> Optional[int]:

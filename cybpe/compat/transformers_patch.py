@@ -73,12 +73,12 @@ class _BackendDescriptor:
         if obj is None:
             return self.class_value
         d = obj.__dict__
-        raw = d.get("_tokenizer")
-        if raw is None:
-            return self.class_value if "_tokenizer" not in d else None
         slot = d.get(_SLOT)
-        if slot is not None and slot.raw is raw:
+        raw = d.get("_tokenizer", _MISSING)
+        if slot is not None and slot.raw is raw:  # (transformers reads it several times a call)
             return slot.backend
+        if raw is None or raw is _MISSING:
+            return self.class_value if raw is _MISSING else None
         return _attach(d, raw)
 
     def __set__(self, obj: Any, value: Any) -> None:

@@ -46,6 +46,9 @@ class PostProcessor:
     pieces: Mapping[str, tuple[int, ...]] = field(default_factory=dict)
     #: None (offsets untouched), or whether the first token keeps one leading space
     trim: Optional[bool] = None
+    #: special piece name -> the token strings it inserts (HF's ``tokens``), or None where the
+    #: file does not give one string per id
+    piece_tokens: Mapping[str, Optional[tuple[str, ...]]] = field(default_factory=dict)
 
     def added(self, is_pair: bool) -> int:
         """How many ids ``add_special_tokens=True`` adds (HF's ``num_special_tokens_to_add``)."""
@@ -88,22 +91,35 @@ class PostProcessor:
         return ids, types, mask, offsets
 
 
-def trim_offsets(tokens: Sequence[bytes], offsets: list[tuple[int, int]], keep_first_space: bool) -> list[tuple[int, int]]:
+#: What HF's ByteLevel offset trimming counts as a space: ``char::is_whitespace`` (Python's
+#: ``str.isspace`` also counts U+001C..U+001F, so the set is written out), and ``Ġ``, the
+#: byte-level character of the space byte.
+_TRIMMED = ("\t\n\x0b\x0c\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008"
+            "\u2009\u200a\u2028\u2029\u202f\u205f\u3000\u0120")
+
+
+def trim_offsets(tokens: Sequence[str], offsets: list[tuple[int, int]], keep_first_space: bool) -> list[tuple[int, int]]:
     """HF's ByteLevel ``process_offsets``: each token's span moved past its leading and
-    trailing spaces (in byte-level strings only the space byte maps to a whitespace-like
-    character, ``Ġ``); the first token (or one at offset 0) keeps a single leading space when
-    ``keep_first_space`` (HF's ``add_prefix_space``)."""
-    out = []
+    trailing spaces; the first token (or one at offset 0) keeps a single leading space when
+    ``keep_first_space`` (HF's ``add_prefix_space``). ``tokens``: HF's token strings (the
+    byte-level string of a vocabulary token, where only the space byte becomes a space, ``Ġ``;
+    an added token's content, whose whitespace counts too). Returns ``offsets`` itself when
+    nothing moves, else a new list."""
+    out = offsets
     for i, (token, (start, end)) in enumerate(zip(tokens, offsets)):
-        lead = len(token) - len(token.lstrip(b" "))
-        trail = len(token) - len(token.rstrip(b" ")) if lead < len(token) else lead
+        lead = len(token) - len(token.lstrip(_TRIMMED))
+        trail = lead if lead == len(token) else len(token) - len(token.rstrip(_TRIMMED))
+        if not (lead or trail):
+            continue
         if lead:
             if (i == 0 or start == 0) and keep_first_space and lead == 1:
                 lead = 0
             start = min(start + lead, end)
         if trail and end >= trail:
             end = max(end - trail, start)
-        out.append((start, end))
+        if out is offsets:
+            out = list(offsets)
+        out[i] = (start, end)
     return out
 
 
@@ -149,10 +165,13 @@ def _template(src: str, where: str, items: Any, is_pair: bool) -> tuple[Item, ..
     return tuple(out)
 
 
-def _pieces(src: str, where: str, value: Any, n_ids: int) -> dict[str, tuple[int, ...]]:
+def _pieces(src: str, where: str, value: Any, n_ids: int) -> tuple[dict[str, tuple[int, ...]],
+                                                                   dict[str, Optional[tuple[str, ...]]]]:
+    """(name -> ids, name -> token strings or None) of a template's ``special_tokens``."""
     if not isinstance(value, dict):
         raise _bad(src, where, value, "not an object")
     out = {}
+    strings: dict[str, Optional[tuple[str, ...]]] = {}
     for name, body in value.items():
         ids = body.get("ids") if isinstance(body, dict) else None
         if not isinstance(ids, list) or not ids or not all(
@@ -160,7 +179,10 @@ def _pieces(src: str, where: str, value: Any, n_ids: int) -> dict[str, tuple[int
             raise FormatError(f"{src}: {where}[{name!r}].ids is not a non-empty list of token ids of "
                               f"this vocabulary: {describe(ids)}")
         out[name] = tuple(ids)
-    return out
+        tokens = body.get("tokens")
+        strings[name] = (tuple(tokens) if isinstance(tokens, list) and len(tokens) == len(ids)
+                         and all(isinstance(t, str) for t in tokens) else None)
+    return out, strings
 
 
 def _pair_token(src: str, where: str, value: Any, n_ids: int) -> tuple[str, int]:
@@ -181,25 +203,28 @@ def _one(src: str, where: str, spec: Any, n_ids: int) -> PostProcessor:
     if kind == "TemplateProcessing":
         single = _template(src, f"{where}.single", spec.get("single"), False)
         pair = _template(src, f"{where}.pair", spec.get("pair"), True)
-        pieces = _pieces(src, f"{where}.special_tokens", spec.get("special_tokens", {}), n_ids)
+        pieces, strings = _pieces(src, f"{where}.special_tokens", spec.get("special_tokens", {}), n_ids)
         for kind_, name, _ in single + pair:
             if kind_ == "special" and name not in pieces:
                 raise FormatError(f"{src}: {where}: the template names {name!r}, which its "
                                   f"special_tokens do not give")
-        return PostProcessor(spec, single, pair, pieces)
+        return PostProcessor(spec, single, pair, pieces, piece_tokens=strings)
     if kind in ("RobertaProcessing", "BertProcessing"):
         sep = _pair_token(src, f"{where}.sep", spec.get("sep"), n_ids)
         cls = _pair_token(src, f"{where}.cls", spec.get("cls"), n_ids)
         pieces = {"<cls>": (cls[1],), "<sep>": (sep[1],)}
+        strings = {"<cls>": (cls[0],), "<sep>": (sep[0],)}
         c, s = ("special", "<cls>", 0), ("special", "<sep>", 0)
         a, b0, b1 = ("sequence", "A", 0), ("sequence", "B", 0), ("sequence", "B", 1)
         if kind == "BertProcessing":
-            return PostProcessor(spec, (c, a, s), (c, a, s, b1, ("special", "<sep>", 1)), pieces)
+            return PostProcessor(spec, (c, a, s), (c, a, s, b1, ("special", "<sep>", 1)), pieces,
+                                 piece_tokens=strings)
         trim = spec.get("trim_offsets", True)
         prefix = spec.get("add_prefix_space", True)
         if not isinstance(trim, bool) or not isinstance(prefix, bool):
             raise _bad(src, where, spec)
-        return PostProcessor(spec, (c, a, s), (c, a, s, s, b0, s), pieces, trim=bool(prefix) if trim else None)
+        return PostProcessor(spec, (c, a, s), (c, a, s, s, b0, s), pieces, trim=bool(prefix) if trim else None,
+                             piece_tokens=strings)
     raise _bad(src, where, spec)
 
 
@@ -220,7 +245,7 @@ def read_post_processor(src: str, spec: Any, n_ids: int) -> Optional[PostProcess
             raise _bad(src, "post_processor", spec, "one processor that adds tokens, trimming before it")
         base = parsed[adding[0]] if adding else parsed[0]
         trim = parsed[trimming[0]].trim if trimming else None
-        return PostProcessor(spec, base.single, base.pair, base.pieces, trim)
+        return PostProcessor(spec, base.single, base.pair, base.pieces, trim, base.piece_tokens)
     return _one(src, "post_processor", spec, n_ids)
 
 

@@ -162,6 +162,8 @@ def test_backend_methods(named, texts):
 
     def direct(t):
         backend = t.backend_tokenizer
+        backend.no_truncation()  # (what an earlier test's call left on the shared Rust tokenizer)
+        backend.no_padding()
         out = [encoding_fields(backend.encode(texts[6])), encoding_fields(backend.encode(texts[1], texts[6]))]
         out += [encoding_fields(e) for e in backend.encode_batch(texts[:6])]
         out += [encoding_fields(e) for e in backend.encode_batch_fast(texts[:6], add_special_tokens=False)]
@@ -177,6 +179,77 @@ def test_backend_methods(named, texts):
         out.append(backend.token_to_id(backend.id_to_token(7)))
         return out
     _same(tok, direct)
+
+
+def test_numpy_tensors(named, texts):
+    """``return_tensors="np"`` (torch is not needed): single texts, padded batches with every
+    field, pairs, and a ragged batch (transformers' error, or its object arrays)."""
+    _, _, tok = named
+    _same(tok, lambda t: t(texts[6], return_tensors="np"))
+    _same(tok, lambda t: t(texts[4], add_special_tokens=False, return_tensors="np", return_length=True))
+    _same(tok, lambda t: t(texts[:10], padding=True, return_tensors="np", return_offsets_mapping=True,
+                           return_special_tokens_mask=True, return_token_type_ids=True))
+    _same(tok, lambda t: t(texts[:4], texts[4:8], padding="max_length", truncation=True, max_length=24,
+                           return_tensors="np"))
+    _same(tok, lambda t: t(texts[:5], return_tensors="np"))
+
+
+def test_lone_surrogates_fall_back_to_hf(named):
+    """A text with a lone surrogate, which HF refuses: the same error patched (the call goes
+    to HF's engine), alone, in a batch, in a pair; the texts around it are unaffected."""
+    _, _, tok = named
+    for bad in ("a\ud800b", "東京\udfff", "<|endoftext|>\udc00 x", "\ud83d"):
+        _same(tok, lambda t: t(bad))
+        _same(tok, lambda t: t(["fine", bad, "ок"]))
+        _same(tok, lambda t: t("fine", bad))
+        _same(tok, lambda t: t.backend_tokenizer.encode_batch_fast([bad]))
+    _same(tok, lambda t: t(["fine", "naïve 東京"]))
+
+
+def test_post_processor_changed_between_calls(named, texts):
+    """The post-processor is read at every call: changed in place (``trim_offsets``) or
+    replaced after the first encode, the next call follows it."""
+    _, _, tok = named
+    import tokenizers
+
+    def call(t):
+        return t(texts[:6], texts[6:12], return_offsets_mapping=True, return_special_tokens_mask=True)
+    backend = tok.backend_tokenizer
+    original = backend.post_processor
+    with cybpe.transformers_patched():
+        tok(texts[0])  # the engine and the post-processor's parse, before the change
+    try:
+        if isinstance(original, tokenizers.processors.ByteLevel):
+            original.trim_offsets = not original.trim_offsets  # in place
+            _same(tok, call)
+        with cybpe.transformers_patched():
+            tok._tokenizer.post_processor = tokenizers.processors.TemplateProcessing(
+                single="<|x|> $A", pair="<|x|> $A $B:1 <|x|>:1", special_tokens=[("<|x|>", 7)])
+        _same(tok, call)
+        tok._tokenizer.post_processor = tokenizers.processors.ByteLevel(trim_offsets=True)
+        _same(tok, call)
+    finally:
+        tok._tokenizer.post_processor = original
+
+
+def test_encodings_need_no_collector(named):
+    """A call's encodings are in no reference cycle (their lazy fields hold no reference to
+    them): dropped, they are freed at once, without the cyclic collector walking their lists."""
+    import gc
+    import weakref
+
+    _, _, tok = named
+    with cybpe.transformers_patched():
+        gc.disable()
+        try:
+            for call in (lambda: tok("a b c"), lambda: tok(["x y", "z", ""], padding=True),
+                         lambda: tok("a", "b c", truncation=True, max_length=50)):
+                out = call()
+                refs = [weakref.ref(e) for e in out.encodings]
+                del out
+                assert [r() for r in refs] == [None] * len(refs)
+        finally:
+            gc.enable()
 
 
 def test_tokenizers_made_every_way(named):

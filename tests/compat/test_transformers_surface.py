@@ -185,3 +185,28 @@ def test_settings_as_attributes(pair, texts):
         theirs.padding_side, theirs.truncation_side, theirs.pad_token = saved
         ours.padding_side = ours.truncation_side = "right"
         ours.pad_token = saved[2]
+
+
+def test_trimmed_offsets_of_added_tokens(shared_dir, tmp_path):
+    """A trimming ByteLevel post-processor moves an added token's offsets past its leading and
+    trailing whitespace, as HF does (the byte-level tokens' spaces are trimmed too)."""
+    import json
+    import shutil
+
+    doc = json.loads((shared_dir / "vocab" / "llama3" / "tokenizer.json").read_text(encoding="utf-8"))
+    doc["post_processor"] = {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True}
+    next_id = max(e["id"] for e in doc["added_tokens"]) + 1
+    for k, content in enumerate((" spaced ", "\u3000wide", "tail\t")):
+        doc["added_tokens"].append({"id": next_id + k, "content": content, "single_word": False, "lstrip": False,
+                                    "rstrip": False, "normalized": False, "special": False})
+    (tmp_path / "tokenizer.json").write_text(json.dumps(doc, ensure_ascii=False), encoding="utf-8")
+    shutil.copy(shared_dir / "vocab" / "llama3" / "tokenizer_config.json", tmp_path / "tokenizer_config.json")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        theirs = transformers.AutoTokenizer.from_pretrained(str(tmp_path))
+    ours = cybpe.Tokenizer.from_pretrained(tmp_path)
+    for text in ("x spaced y  z", " spaced \u3000wide tail\ttail\t", "  a  spaced  b"):
+        expected = theirs(text, return_offsets_mapping=True)
+        got = ours(text, return_offsets_mapping=True)
+        assert got["input_ids"] == expected["input_ids"]
+        assert [tuple(o) for o in got["offset_mapping"]] == [tuple(o) for o in expected["offset_mapping"]]

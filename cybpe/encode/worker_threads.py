@@ -60,6 +60,9 @@ def _kept_pool(n: int) -> ThreadPoolExecutor:
 #: of letting them encode the rest of a batch nobody waits for.
 PARTS_PER_SLICE = 16
 
+#: How long the calling thread waits for the slices before it looks for a pending signal.
+WAIT_SLICE_SECONDS = 0.05
+
 
 class _Cancelled(Exception):
     """A slice's remaining parts were dropped: the call that wanted them has ended."""
@@ -93,7 +96,13 @@ def run_sliced(fn: Callable[[list], list], items: Sequence, n: int) -> list:
     futures = [pool.submit(run, part) for part in slices]
     try:
         # The first failure ends the wait (not the first slice's end): the others are cancelled.
-        done, _ = wait(futures, return_when=FIRST_EXCEPTION)
+        # The wait wakes every WAIT_SLICE_SECONDS: a Ctrl-C that the kernel hands to another
+        # thread (as it does once some native libraries, polars among them, have started theirs)
+        # sets Python's flag without waking this thread, and is raised here at the next wake.
+        while True:
+            done, pending = wait(futures, timeout=WAIT_SLICE_SECONDS, return_when=FIRST_EXCEPTION)
+            if not pending or any(f.exception() is not None for f in done):
+                break
         for f in futures:
             if f in done and f.exception() is not None:
                 f.result()  # raises it

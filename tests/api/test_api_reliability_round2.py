@@ -282,3 +282,27 @@ def test_interrupted_encode_batch_stops_encoding(tok, monkeypatch):
     assert len(calls) == settled, "encode_batch's threads kept encoding after the interrupt"
     assert settled < 4000
     assert tok.encode_batch(["a b"] * 10, num_threads=2) == [tok.encode("a b")] * 10  # the pool still works
+
+
+def test_a_ctrl_c_caught_by_another_thread_still_interrupts_the_wait():
+    """The kernel may hand a process's SIGINT to any thread that does not block it (it does once
+    some native libraries, polars among them, have started theirs); Python then only sets a flag,
+    and a main thread asleep in the wait would not see it before the batch ends. Here the signal
+    goes to the timer's own thread: the wait still ends within its wake interval."""
+    calls = []
+
+    def slow(part):
+        for _ in part:
+            calls.append(1)
+            time.sleep(0.002)
+        return list(part)
+
+    timer = threading.Timer(0.15, lambda: signal.pthread_kill(threading.get_ident(), signal.SIGINT))
+    timer.start()
+    started = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        worker_threads.run_sliced(slow, range(4000), 2)  # 4 s of work on two threads
+    timer.cancel()
+    assert time.monotonic() - started < 2.0, "the interrupt waited for the batch"
+    time.sleep(1.0)
+    assert len(calls) < 4000 / 2

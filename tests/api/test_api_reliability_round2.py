@@ -219,7 +219,19 @@ def test_chunks_make_progress_and_cover(tok, text, max_tokens, data):
 # ------------------------------------------------------------------ Also: interrupted batches
 
 
-def test_run_sliced_stops_abandoned_work_on_interrupt():
+@pytest.fixture
+def python_sigint():
+    """Python's own SIGINT handler, unblocked in this thread, for the test: what another test of
+    the same process left behind (a library's handler, an ignored or blocked SIGINT) must not
+    decide whether these tests see their KeyboardInterrupt. Restored afterwards."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    mask = signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGINT])
+    yield
+    signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+    signal.signal(signal.SIGINT, previous)
+
+
+def test_run_sliced_stops_abandoned_work_on_interrupt(python_sigint):
     calls = []
 
     def slow(part):
@@ -261,7 +273,7 @@ def test_run_sliced_stops_other_slices_when_one_fails():
     assert len(calls) == settled and settled < 1000
 
 
-def test_interrupted_encode_batch_stops_encoding(tok, monkeypatch):
+def test_interrupted_encode_batch_stops_encoding(tok, monkeypatch, python_sigint):
     calls = []
     real = cybpe.Tokenizer.encode
 
@@ -284,7 +296,7 @@ def test_interrupted_encode_batch_stops_encoding(tok, monkeypatch):
     assert tok.encode_batch(["a b"] * 10, num_threads=2) == [tok.encode("a b")] * 10  # the pool still works
 
 
-def test_a_ctrl_c_caught_by_another_thread_still_interrupts_the_wait():
+def test_a_ctrl_c_caught_by_another_thread_still_interrupts_the_wait(python_sigint):
     """The kernel may hand a process's SIGINT to any thread that does not block it (it does once
     some native libraries, polars among them, have started theirs); Python then only sets a flag,
     and a main thread asleep in the wait would not see it before the batch ends. Here the signal

@@ -50,7 +50,7 @@ from cybpe.encode.cut_points cimport (
     CutMemo, build_cut_tables, free_cut_tables, is_cut_point, is_cut_point_memo)
 from cybpe.encode.id_ints cimport ID_INT_STRIDE, id_int_base, id_int_take, id_ints_cover
 from cybpe.encode.rank_tables cimport (
-    EMPTY_PAIR_SLOT, FIBONACCI, MAX_IDS, RankTables, TokenSlot, packed_pair, pair_rank,
+    EMPTY_PAIR_SLOT, MAX_IDS, RankTables, TokenSlot, pair_rank, pair_row_index,
 )
 from cybpe.encode.thread_cache cimport (
     THREAD_CACHE_MAX_BYTES, THREAD_CACHE_MAX_IDS, THREAD_CACHE_MAX_SPELLED_BYTES, THREAD_CACHE_MAX_SPELLED_IDS,
@@ -58,8 +58,8 @@ from cybpe.encode.thread_cache cimport (
     thread_cache_mask, thread_cache_tag, thread_cache_tags,
 )
 from cybpe._c.system cimport big_table_alloc, big_table_free
-from cybpe._c.mem_pool cimport MemPool, mem_alloc, mem_free_all
-from cybpe._c.cpu cimport prefetch_read
+from cybpe._c.mem_pool cimport MemPool, mem_alloc, mem_calloc, mem_free_all
+from cybpe._c.cpu cimport FIBONACCI, prefetch_read
 from cybpe._c.types cimport IdBuffer, grow_buffer, id_buffer_reserve, rank_t, token_t
 
 
@@ -285,7 +285,8 @@ cdef int encode_uncut(const RankTables* t, const uint8_t* s, Py_ssize_t n, uint6
     """Append the ids of s[:n] (n >= 2, not a token or past the whole-piece lookup; h its
     hash_bytes): from this thread's cross-call cache (shared, may be NULL), else by BPE, cut at
     its cut points first unless cuts is NULL (the call's memo of cut-point tests); the result
-    goes into the cache. out has room for n more ids. -1 when out of memory."""
+    goes into the cache. out has room for n + THREAD_CACHE_MAX_SPELLED_IDS more ids (a hit is
+    copied whole). -1 when out of memory."""
     cdef ThreadCacheEntry* slot = NULL
     cdef uint32_t* slot_tags = NULL
     cdef uint64_t first
@@ -297,8 +298,8 @@ cdef int encode_uncut(const RankTables* t, const uint8_t* s, Py_ssize_t n, uint6
         slot = &shared[first]
         slot_tags = &thread_cache_tags(shared)[first]
         hit = thread_cache_find(t, slot, slot_tags, s, n, h)
-        if hit != NULL:
-            memcpy(out.data + out.size, hit.ids, hit.n_ids * sizeof(uint32_t))
+        if hit != NULL:  # a fixed-size copy (three moves, not a copy loop) of up to 12 ids
+            memcpy(out.data + out.size, hit.ids, THREAD_CACHE_MAX_SPELLED_IDS * sizeof(uint32_t))
             out.size += hit.n_ids
             return 0
     before = out.size
@@ -373,7 +374,7 @@ cdef int encode_block(const RankTables* t, const uint8_t** starts, const Py_ssiz
             heads[k] = head_word(starts[k], n)
             hashes[k] = hash_bytes(starts[k], n, heads[k])
             prefetch_read(&t.token_slots[hashes[k] & t.token_mask])
-    if id_buffer_reserve(out, total) != 0:
+    if id_buffer_reserve(out, total + THREAD_CACHE_MAX_SPELLED_IDS) != 0:  # encode_uncut's copy
         return -1
     for k in range(count):
         n = lengths[k]
@@ -476,18 +477,24 @@ cdef token_t insert_all_tokens(RankTables* t) noexcept nogil:
 
 
 cdef bint insert_pair(RankTables* t, uint64_t key, rank_t rank) noexcept nogil:
-    """Insert pair_key -> rank unless the pair is present (the first, lowest rank wins).
-    True if new."""
-    cdef uint64_t slot = packed_pair(t, <token_t>(key >> 32), <token_t>(key & 0xFFFFFFFFULL))
-    cdef uint64_t rank_mask = ((<uint64_t>1) << t.rank_bits) - 1
-    cdef uint64_t i = (slot * FIBONACCI) >> t.pair_shift
+    """Insert pair_key -> rank into its row unless the pair is there (the first, lowest rank
+    wins). True if new. The row has room (build_pair_rows sizes it)."""
+    cdef token_t left = <token_t>(key >> 32)
+    cdef uint32_t right = <uint32_t>(key & 0xFFFFFFFFULL)
+    cdef uint32_t start = t.pair_rows[left]
+    cdef uint32_t size = t.pair_rows[left + 1] - start
+    cdef uint32_t i = pair_row_index(<token_t>right, size)
+    cdef uint64_t* slot
     while True:
-        if t.pair_slots[i] == EMPTY_PAIR_SLOT:
-            t.pair_slots[i] = slot | <uint64_t>rank
+        slot = &t.pair_slots[start + i]
+        if slot[0] == EMPTY_PAIR_SLOT:
+            slot[0] = ((<uint64_t>right) << 32) | <uint32_t>rank
             return True
-        if (t.pair_slots[i] & ~rank_mask) == slot:
+        if <uint32_t>(slot[0] >> 32) == right:
             return False
-        i = (i + 1) & t.pair_mask
+        i += 1
+        if i == size:
+            i = 0
 
 
 cdef int push_pair(PairEntry** buf, Py_ssize_t* size, Py_ssize_t* cap, uint64_t key,
@@ -654,29 +661,40 @@ cdef int build_tokens(RankEncoder encoder, tokens) except -1:
     return 0
 
 
-cdef int bit_length(uint64_t value) noexcept nogil:
-    cdef int bits = 0
-    while value:
-        bits += 1
-        value >>= 1
-    return bits
-
-
-cdef int alloc_pair_table(RankTables* t, Py_ssize_t n_entries, Py_ssize_t n_ranks) except -1:
-    t.id_bits = max(1, bit_length(<uint64_t>(t.n_tokens - 1)))
-    t.rank_bits = bit_length(<uint64_t>n_ranks)  # rank n_ranks (all ones at most) never occurs
+cdef Py_ssize_t build_pair_rows(RankEncoder encoder, const PairEntry* found,
+                                Py_ssize_t n_found, Py_ssize_t n_ranks) except -1:
+    """The pair rows (rank_tables.pxd) of found[0:n_found], the first of a repeated pair
+    winning: each left token's row holds its pairs at most 2/3 full. Returns how many distinct
+    pairs went in."""
+    cdef RankTables* t = &encoder.tables
+    cdef Py_ssize_t k, n_unique = 0
+    cdef token_t left
+    cdef uint64_t total = 0, count
     t.n_ranks = n_ranks
-    if 2 * t.id_bits + t.rank_bits > 64:
-        raise FormatError(f"{t.n_tokens} tokens and {n_ranks} ranks do not fit a 64-bit pair "
-                          f"slot (2 * {t.id_bits} + {t.rank_bits} bits > 64)")
-    cdef Py_ssize_t bits = table_bits(n_entries)
-    t.pair_shift = <int>(64 - bits)
-    t.pair_mask = (<uint64_t>1 << bits) - 1
-    t.pair_slots = <uint64_t*>big_table_alloc((<Py_ssize_t>1 << bits) * sizeof(uint64_t), True)
+    t.pair_rows = <uint32_t*>mem_calloc(&encoder.mem, t.n_tokens + 1, sizeof(uint32_t))
+    if t.pair_rows == NULL:
+        raise MemoryError()
+    with nogil:
+        for k in range(n_found):  # first the count of each row, in the next token's place
+            t.pair_rows[(found[k].key >> 32) + 1] += 1
+        for left in range(t.n_tokens):  # then each row's start
+            count = t.pair_rows[left + 1]
+            t.pair_rows[left] = <uint32_t>total
+            total += (count + (count >> 1) + 1) if count else 0
+            if total > 0xFFFFFFFFULL:
+                break
+    if total > 0xFFFFFFFFULL:
+        raise FormatError(f"{n_found} pairs are more than a pair table of 2^32 slots holds")
+    t.pair_rows[t.n_tokens] = <uint32_t>total
+    t.pair_slot_count = <Py_ssize_t>total
+    t.pair_slots = <uint64_t*>big_table_alloc((total if total else 1) * sizeof(uint64_t), True)
     if t.pair_slots == NULL:
         raise MemoryError()
-    memset(t.pair_slots, 0xFF, (<Py_ssize_t>1 << bits) * sizeof(uint64_t))  # EMPTY_PAIR_SLOT
-    return 0
+    memset(t.pair_slots, 0xFF, (total if total else 1) * sizeof(uint64_t))  # EMPTY_PAIR_SLOT
+    with nogil:
+        for k in range(n_found):
+            n_unique += insert_pair(t, found[k].key, found[k].rank)
+    return n_unique
 
 
 cdef int build_all_splits(RankEncoder encoder) except -1:
@@ -689,10 +707,7 @@ cdef int build_all_splits(RankEncoder encoder) except -1:
     try:
         if rc != 0:
             raise MemoryError()
-        alloc_pair_table(t, n_found, t.n_tokens)
-        with nogil:
-            for i in range(n_found):  # split pairs are unique: A+B fixes the token
-                insert_pair(t, found[i].key, found[i].rank)
+        build_pair_rows(encoder, found, n_found, t.n_tokens)  # split pairs are unique: A+B fixes the token
     finally:
         free(found)
     encoder.pair_table_size = n_found
@@ -771,10 +786,7 @@ cdef int build_from_merges(RankEncoder encoder, merges) except -1:
             a, b = pairs[bad, 0], pairs[bad, 1]
             raise FormatError(f"merge {bad} ({a}, {b}): {encoder.token_bytes(a)!r} + "
                               f"{encoder.token_bytes(b)!r} is not a token")
-        alloc_pair_table(t, n_merges, n_merges)
-        with nogil:
-            for k in range(n_merges):
-                n_unique += insert_pair(t, found[k].key, found[k].rank)
+        n_unique = build_pair_rows(encoder, found, n_merges, n_merges)
     finally:
         free(found)
     encoder.pair_table_size = n_unique
@@ -873,7 +885,8 @@ cdef class RankEncoder:
         if self.tables.token_slots != NULL:
             big_table_free(self.tables.token_slots, (self.tables.token_mask + 1) * sizeof(TokenSlot), True)
         if self.tables.pair_slots != NULL:
-            big_table_free(self.tables.pair_slots, (self.tables.pair_mask + 1) * sizeof(uint64_t), True)
+            big_table_free(self.tables.pair_slots,
+                           (self.tables.pair_slot_count if self.tables.pair_slot_count else 1) * sizeof(uint64_t), True)
         if self.cut_stash != NULL:
             self.tables.inner_pairs = self.cut_stash
         free_cut_tables(&self.tables)
@@ -996,6 +1009,46 @@ cdef class RankEncoder:
     def _encode_piece_bucket(self, piece):
         """encode_piece, forcing the bucket-queue path (the heap if it gives up)."""
         return _encode_one(self, piece, PATH_BUCKET)
+
+    def _merge_pieces(self, data, ends, int path=PATH_AUTO, Py_ssize_t repeat=1):
+        """BPE every piece data[ends[k-1]:ends[k]] (bytes; ends ascending) repeat times with the
+        given merge path and no piece cache or cutting, returning how many ids the last round
+        gave: the merge paths' own cost, for benchmarks (bench/test_bench_merge_paths.py)."""
+        cdef bytes b = _as_bytes(data)
+        cdef const uint8_t* s = <const uint8_t*>PyBytes_AS_STRING(b)
+        cdef int64_t[::1] e = np.ascontiguousarray(ends, dtype=np.int64)
+        cdef Py_ssize_t k, r, start, total = 0
+        cdef IdBuffer buf
+        cdef int rc = 0
+        if e.shape[0] and (e[e.shape[0] - 1] > PyBytes_GET_SIZE(b) or e[0] < 0):
+            raise ValueError("ends must lie within data")
+        for k in range(1, e.shape[0]):
+            if e[k] < e[k - 1]:
+                raise ValueError("ends must be ascending")
+        buf.data = NULL
+        buf.size = buf.capacity = 0
+        try:
+            with nogil:
+                for r in range(repeat):
+                    buf.size = 0
+                    start = 0
+                    for k in range(e.shape[0]):
+                        if e[k] > start:
+                            if id_buffer_reserve(&buf, e[k] - start) != 0:
+                                rc = -1
+                                break
+                            rc = merge_piece(&self.tables, s + start, e[k] - start, &buf, path)
+                            if rc != 0:
+                                break
+                        start = e[k]
+                    if rc != 0:
+                        break
+                total = buf.size
+            if rc != 0:
+                raise MemoryError()
+            return total
+        finally:
+            free(buf.data)
 
     def _set_cutting(self, bint enabled):
         """Turn cutting pieces at their cut points (cut_points.pxd) off, or back on, so that

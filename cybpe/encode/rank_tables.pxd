@@ -5,13 +5,13 @@ from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 
 from cybpe._c.types cimport rank_t, token_t
 
-from cybpe._c.cpu cimport FIBONACCI
-
 cdef extern from *:
     """
     #define CYBPE_EMPTY_PAIR_SLOT 0xFFFFFFFFFFFFFFFFULL
+    #define CYBPE_PAIR_ROW_HASH 0x9E3779B1u
     """
     const uint64_t EMPTY_PAIR_SLOT "CYBPE_EMPTY_PAIR_SLOT"  # a pair slot with nothing in it
+    const uint32_t PAIR_ROW_HASH "CYBPE_PAIR_ROW_HASH"     # 2^32 / golden ratio
 
 cdef enum:
     RANK_NONE = 0x7FFFFFFF    # "this pair has no rank"; larger than every real rank
@@ -40,13 +40,16 @@ cdef struct RankTables:
     # bytes -> ordinary id (open addressing, linear probing).
     TokenSlot* token_slots
     uint64_t token_mask                # number of slots - 1
-    # (left, right) -> rank (open addressing, Fibonacci hashing), and rank -> merged id.
-    # A slot is one uint64: (left << id_bits | right) << rank_bits | rank; all ones when empty.
+    # (left, right) -> rank: one row per left token, rows laid end to end in pair_slots in
+    # token order (row `left` is pair_slots[pair_rows[left] : pair_rows[left + 1]], empty for a
+    # token that is never the left of a pair). A row is an open-addressing table of its pairs
+    # (linear probing that wraps within the row, at most 2/3 full); a slot is one uint64,
+    # right << 32 | rank, all ones when empty. Rows keep each left token's pairs together, so
+    # the pairs of the common tokens, which most lookups ask for, share a few hot cache lines
+    # (one table hashed over both ids put every pair on a line of its own).
+    uint32_t* pair_rows                # n_tokens + 1 row starts
     uint64_t* pair_slots
-    uint64_t pair_mask                 # number of slots - 1
-    int pair_shift                     # 64 - log2(number of slots)
-    int id_bits                        # bits of the largest ordinary id
-    int rank_bits                      # bits of the number of ranks (so a rank is never all ones)
+    Py_ssize_t pair_slot_count         # pair_rows[n_tokens]
     token_t* rank_to_id
     Py_ssize_t n_ranks                 # ranks are 0 .. n_ranks-1
     # First-round shortcuts: the id of each byte, the rank of each byte pair (RANK_NONE if none).
@@ -61,21 +64,27 @@ cdef struct RankTables:
     uint64_t cache_owner               # this encoder's serial in the thread caches (thread_cache.pxd)
 
 
-cdef inline uint64_t packed_pair(const RankTables* t, token_t left, token_t right) noexcept nogil:
-    """The key part of a pair slot: (left << id_bits | right) << rank_bits."""
-    return (((<uint64_t>left) << t.id_bits) | <uint64_t>right) << t.rank_bits
+cdef inline uint32_t pair_row_index(token_t right, uint32_t row_size) noexcept nogil:
+    """Where a row of row_size > 0 slots starts looking for its pair with `right`: the high bits
+    of a multiplicative hash, scaled to the row (no power-of-two sizes)."""
+    return <uint32_t>((<uint64_t>(<uint32_t>right * PAIR_ROW_HASH) * row_size) >> 32)
 
 
 cdef inline rank_t pair_rank(const RankTables* t, token_t left, token_t right) noexcept nogil:
     """Rank of merging the adjacent parts (left, right), or RANK_NONE."""
-    cdef uint64_t key = packed_pair(t, left, right)
-    cdef uint64_t rank_mask = ((<uint64_t>1) << t.rank_bits) - 1
-    cdef uint64_t i = (key * FIBONACCI) >> t.pair_shift
+    cdef uint32_t start = t.pair_rows[left]
+    cdef uint32_t size = t.pair_rows[left + 1] - start
+    cdef uint32_t i
     cdef uint64_t slot
+    if size == 0:
+        return RANK_NONE
+    i = pair_row_index(right, size)
     while True:
-        slot = t.pair_slots[i]
+        slot = t.pair_slots[start + i]
+        if <uint32_t>(slot >> 32) == <uint32_t>right:
+            return <rank_t>(<uint32_t>slot)
         if slot == EMPTY_PAIR_SLOT:
             return RANK_NONE
-        if (slot & ~rank_mask) == key:
-            return <rank_t>(slot & rank_mask)
-        i = (i + 1) & t.pair_mask
+        i += 1
+        if i == size:
+            i = 0

@@ -207,6 +207,27 @@ def test_tiny_table_sizes():
     assert encoder.pair_table_size == len(merges_table(TINY_TOKENS, doubled)) == len(TINY_MERGES)
 
 
+def test_merge_pieces_counts_the_ids_of_every_path(tiny):
+    """The benchmarks' hook (bench/test_bench_merge_paths.py) merges each piece as encode_piece
+    does, on every path, and refuses ends that do not fit the data."""
+    encoder, config = tiny
+    rng = random.Random(5)
+    pieces = [bytes(rng.choice(TINY_ALPHABET) for _ in range(rng.randint(2, 60))) for _ in range(200)]
+    pieces.append(b"a" * 3000)
+    data = b"".join(pieces)
+    ends = np.cumsum([len(p) for p in pieces])
+    # the reference BPE of each piece, with no whole-piece lookup (_merge_pieces has none)
+    expected = sum(len(reference_encode([p], TINY_TOKENS, config["merges"], whole_piece_lookup=False))
+                   for p in pieces)
+    for path in range(5):
+        assert encoder._merge_pieces(data, ends, path, 2) == expected
+    assert encoder._merge_pieces(data, [], 0) == 0
+    with pytest.raises(ValueError):
+        encoder._merge_pieces(data, [len(data) + 1])
+    with pytest.raises(ValueError):
+        encoder._merge_pieces(data, [5, 3])
+
+
 def test_pair_reference_equals_bytes_reference():
     """B.5: BPE over the all-splits id-pair table is tiktoken's bytes-keyed BPE."""
     ids, table = token_ids_of(TINY_TOKENS), all_splits_table(TINY_TOKENS)

@@ -716,6 +716,7 @@ cdef int build_all_splits(RankEncoder encoder) except -1:
         raise MemoryError()
     for i in range(t.n_tokens):
         t.rank_to_id[i] = <token_t>i  # rank-only vocabularies: the rank is the id
+    t.rank_is_id = True
     return 0
 
 
@@ -768,6 +769,14 @@ cdef object _merge_list_to_array(RankEncoder encoder, merges):
     return pairs
 
 
+cdef bint all_ranks_are_ids(const token_t* rank_to_id, Py_ssize_t n) noexcept nogil:
+    cdef Py_ssize_t r
+    for r in range(n):
+        if rank_to_id[r] != r:
+            return False
+    return True
+
+
 cdef int build_from_merges(RankEncoder encoder, merges) except -1:
     cdef RankTables* t = &encoder.tables
     cdef const int32_t[:, ::1] pairs = merges
@@ -790,6 +799,7 @@ cdef int build_from_merges(RankEncoder encoder, merges) except -1:
     finally:
         free(found)
     encoder.pair_table_size = n_unique
+    t.rank_is_id = all_ranks_are_ids(t.rank_to_id, n_merges)
     return 0
 
 

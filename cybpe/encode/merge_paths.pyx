@@ -31,7 +31,7 @@ from libc.stdint cimport int32_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport free, malloc, qsort, realloc
 from libc.string cimport memcmp, memcpy, memmove, memset
 
-from cybpe.encode.rank_tables cimport MAX_IDS, RANK_NONE, RankTables, pair_rank
+from cybpe.encode.rank_tables cimport MAX_IDS, RANK_NONE, RankTables, merged_id, pair_rank
 from cybpe._c.cpu cimport lowest_bit, prefetch_read
 from cybpe._c.types cimport IdBuffer, rank_t, token_t
 
@@ -77,7 +77,7 @@ cdef int merge_linear(const RankTables* t, const uint8_t* s, Py_ssize_t n,
         i = 0
         while ranks[i] != best:  # the leftmost of the lowest
             i += 1
-        tokens[i] = t.rank_to_id[best]
+        tokens[i] = merged_id(t, best)
         memmove(tokens + i + 1, tokens + i + 2, (m - i - 2) * sizeof(token_t))
         memmove(ranks + i + 1, ranks + i + 2, (m - i - 2) * sizeof(rank_t))
         m -= 1
@@ -174,7 +174,7 @@ cdef int merge_heap(const RankTables* t, const uint8_t* s, Py_ssize_t n,
             continue  # stale: the part at start changed (or died) since the push
         right = nxt[start]
         after = nxt[right]
-        tokens[start] = t.rank_to_id[rank]
+        tokens[start] = merged_id(t, rank)
         cur_rank[right] = RANK_NONE  # right is gone
         nxt[start] = after
         if after < n:
@@ -347,7 +347,7 @@ cdef int drain_buckets(const RankTables* t, const uint8_t* s, Py_ssize_t n, Part
                 continue  # stale: the part at start changed (or died) since the push
             right = part.next
             after = parts[right].next
-            part.token = t.rank_to_id[current]
+            part.token = merged_id(t, current)
             parts[right].rank = RANK_NONE  # right is gone
             part.next = after
             if after < n:
@@ -464,7 +464,7 @@ cdef int merge_runs(const RankTables* t, const uint8_t* s, Py_ssize_t n,
                     dst += 1
             out.size = dst - out.data
             return 0
-        merged = t.rank_to_id[best]
+        merged = merged_id(t, best)
         # The runs after this round, first unmerged and uncoalesced, in new_tok/new_cnt.
         j = 0
         for i in range(best_i):

@@ -51,6 +51,7 @@ cdef struct RankTables:
     uint64_t* pair_slots
     Py_ssize_t pair_slot_count         # pair_rows[n_tokens]
     token_t* rank_to_id
+    bint rank_is_id                    # rank_to_id[r] == r for every rank (tiktoken's vocabularies)
     Py_ssize_t n_ranks                 # ranks are 0 .. n_ranks-1
     # First-round shortcuts: the id of each byte, the rank of each byte pair (RANK_NONE if none).
     token_t byte_id[256]
@@ -62,6 +63,12 @@ cdef struct RankTables:
     uint64_t* straddle_bits
     int straddle_shift                 # 64 - log2(bits in straddle_bits)
     uint64_t cache_owner               # this encoder's serial in the thread caches (thread_cache.pxd)
+
+
+cdef inline token_t merged_id(const RankTables* t, rank_t rank) noexcept nogil:
+    """The id of the token a merge of this rank makes (no table read when ranks are ids: one
+    less dependent load per merge)."""
+    return <token_t>rank if t.rank_is_id else t.rank_to_id[rank]
 
 
 cdef inline uint32_t pair_row_index(token_t right, uint32_t row_size) noexcept nogil:

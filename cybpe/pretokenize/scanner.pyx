@@ -83,7 +83,15 @@ _KIND_OF_NAME = {name: kind for kind, name in enumerate(SCANNER_NAMES)}
 # ---------------------------------------------------------------------------------------------
 
 cdef inline uint32_t decode_class(const uint8_t* s, Py_ssize_t n, Py_ssize_t p, Py_ssize_t* q) noexcept nogil:
-    """Class bits of the non-ASCII code point at p; *q = where the next starts."""
+    """Class bits of the non-ASCII code point at p; *q = where the next starts. A well-formed
+    three-byte sequence led by E1..EF (most of Indic, Southeast Asian and CJK text) is decoded
+    here, as decode_cp would (only an E0 lead has an overlong form to refuse), without the
+    call: decode_cp is too large for the compiler to inline into every loop."""
+    cdef uint32_t b0 = s[p]
+    if 0xE1 <= b0 <= 0xEF and p + 2 < n and is_cont(s[p + 1]) and is_cont(s[p + 2]):
+        q[0] = p + 3
+        return cybpe_cp_class(((b0 & 0x0F) << 12) | ((<uint32_t>s[p + 1] & 0x3F) << 6)
+                              | (<uint32_t>s[p + 2] & 0x3F))
     return cybpe_cp_class(decode_cp(s, n, p, q))
 
 

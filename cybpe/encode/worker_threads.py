@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 import threading
-from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
+from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
 from typing import Callable, Optional, Sequence, TypeVar
 
 #: Batch calls asking for more threads than this get a pool of their own, shut down after the
@@ -73,8 +73,12 @@ def run_sliced(fn: Callable[[list], list], items: Sequence, n: int) -> list:
     results put back in ``items``' order. ``fn`` returns one result per item of the list it is
     given (a part of a slice: each slice goes to ``fn`` in up to ``PARTS_PER_SLICE`` parts).
 
-    When the call ends early (KeyboardInterrupt while waiting, or ``fn`` raising in one slice)
-    the other threads stop at their next part and queued slices never start."""
+    The first slice runs on the calling thread, the others on the kept pool: one thread handoff
+    less per call (about 60 us of a two-thread call's 120 us of overhead), and the caller's
+    piece cache, warm from its own single calls, takes a share of the batch.
+
+    When the call ends early (KeyboardInterrupt, or ``fn`` raising in one slice) the other
+    threads stop at their next part and queued slices never start."""
     items = list(items)
     n = min(n, len(items))
     if n <= 1:
@@ -91,10 +95,20 @@ def run_sliced(fn: Callable[[list], list], items: Sequence, n: int) -> list:
             out.extend(fn(part_of[start:start + step]))
         return out
 
-    own = ThreadPoolExecutor(n) if n > MAX_KEPT_THREADS else None
-    pool = own or _kept_pool(n)
-    futures = [pool.submit(run, part) for part in slices]
+    def stop_all_if_failed(future: Future) -> None:
+        if not future.cancelled() and future.exception() is not None:
+            cancelled.set()  # the calling thread's slice stops at its next part too
+
+    own = ThreadPoolExecutor(n - 1) if n > MAX_KEPT_THREADS else None
+    pool = own or _kept_pool(n - 1)
+    futures = [pool.submit(run, part) for part in slices[1:]]
+    for f in futures:
+        f.add_done_callback(stop_all_if_failed)
     try:
+        try:
+            first = run(slices[0])
+        except _Cancelled:
+            first = None  # a pool slice failed: its error is raised below
         # The first failure ends the wait (not the first slice's end): the others are cancelled.
         # The wait wakes every WAIT_SLICE_SECONDS: a Ctrl-C that the kernel hands to another
         # thread (as it does once some native libraries, polars among them, have started theirs)
@@ -106,7 +120,7 @@ def run_sliced(fn: Callable[[list], list], items: Sequence, n: int) -> list:
         for f in futures:
             if f in done and f.exception() is not None:
                 f.result()  # raises it
-        parts = [f.result() for f in futures]
+        parts = [first] + [f.result() for f in futures]
     except BaseException:
         cancelled.set()
         for f in futures:

@@ -28,17 +28,20 @@ def test_results_come_back_in_order_for_every_thread_count():
 
 
 def test_the_pool_is_kept_between_calls():
-    """The same threads serve later calls (their piece caches stay warm); a larger request
-    grows the pool; a request above MAX_KEPT_THREADS gets threads of its own."""
-    first = {name for _, name in run_sliced(_names, list(range(40)), 2)}
+    """The first slice runs on the calling thread, the others on the same kept threads call
+    after call (their piece caches stay warm); a larger request grows the pool; a request above
+    MAX_KEPT_THREADS gets threads of its own."""
+    caller = threading.current_thread().name
+    first = run_sliced(_names, list(range(40)), 2)
+    assert {name for item, name in first if item % 2 == 0} == {caller}
     later = set()
     for _ in range(5):
-        later |= {name for _, name in run_sliced(_names, list(range(40)), 2)}
-    assert all(name.startswith("cybpe") for name in first | later)
+        later |= {name for item, name in run_sliced(_names, list(range(40)), 2) if item % 2}
+    assert all(name.startswith("cybpe") for name in later)
     pool = worker_threads._pool
     run_sliced(_names, list(range(40)), 2)
     assert worker_threads._pool is pool
-    run_sliced(_names, list(range(40)), worker_threads._pool_size + 1)
+    run_sliced(_names, list(range(40)), worker_threads._pool_size + 2)
     assert worker_threads._pool is not pool
     big = {name for _, name in run_sliced(_names, list(range(200)), MAX_KEPT_THREADS + 1)}
     assert not any(name.startswith("cybpe") for name in big)

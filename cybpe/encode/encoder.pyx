@@ -661,11 +661,12 @@ cdef int build_tokens(RankEncoder encoder, tokens) except -1:
     return 0
 
 
-cdef Py_ssize_t build_pair_rows(RankEncoder encoder, const PairEntry* found,
+cdef Py_ssize_t build_pair_rows(RankEncoder encoder, PairEntry* found,
                                 Py_ssize_t n_found, Py_ssize_t n_ranks) except -1:
     """The pair rows (rank_tables.pxd) of found[0:n_found], the first of a repeated pair
     winning: each left token's row holds its pairs at most 2/3 full. Returns how many distinct
-    pairs went in."""
+    pairs went in. (found is not const: gcc warns that a const pointer to malloc'd memory,
+    filled by a callee it cannot see into, may be read uninitialized.)"""
     cdef RankTables* t = &encoder.tables
     cdef Py_ssize_t k, n_unique = 0
     cdef token_t left

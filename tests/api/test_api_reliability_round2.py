@@ -231,14 +231,19 @@ def python_sigint():
     signal.signal(signal.SIGINT, previous)
 
 
-def test_run_sliced_stops_abandoned_work_on_interrupt(python_sigint):
-    calls = []
-
+def _counting_slow(calls: list):
+    """A slice function that takes 2 ms an item and counts the items it has started."""
     def slow(part):
         for _ in part:
             calls.append(1)
             time.sleep(0.002)
         return list(part)
+    return slow
+
+
+def test_run_sliced_stops_abandoned_work_on_interrupt(python_sigint):
+    calls: list = []
+    slow = _counting_slow(calls)
 
     timer = threading.Timer(0.15, os.kill, (os.getpid(), signal.SIGINT))  # a real signal: it wakes the wait
     timer.start()
@@ -301,13 +306,8 @@ def test_a_ctrl_c_caught_by_another_thread_still_interrupts_the_wait(python_sigi
     some native libraries, polars among them, have started theirs); Python then only sets a flag,
     and a main thread asleep in the wait would not see it before the batch ends. Here the signal
     goes to the timer's own thread: the wait still ends within its wake interval."""
-    calls = []
-
-    def slow(part):
-        for _ in part:
-            calls.append(1)
-            time.sleep(0.002)
-        return list(part)
+    calls: list = []
+    slow = _counting_slow(calls)
 
     timer = threading.Timer(0.15, lambda: signal.pthread_kill(threading.get_ident(), signal.SIGINT))
     timer.start()

@@ -50,7 +50,7 @@ from cybpe.encode.cut_points cimport (
     CutMemo, build_cut_tables, free_cut_tables, is_cut_point, is_cut_point_memo)
 from cybpe.encode.id_ints cimport ID_INT_STRIDE, id_int_base, id_int_take, id_ints_cover
 from cybpe.encode.rank_tables cimport (
-    EMPTY_PAIR_SLOT, MAX_IDS, RankTables, TokenSlot, pair_rank, pair_row_index,
+    EMPTY_PAIR_SLOT, MAX_IDS, RankTables, TokenSlot, pair_rank, pair_slot,
 )
 from cybpe.encode.thread_cache cimport (
     THREAD_CACHE_MAX_BYTES, THREAD_CACHE_MAX_IDS, THREAD_CACHE_MAX_SPELLED_BYTES, THREAD_CACHE_MAX_SPELLED_IDS,
@@ -482,19 +482,11 @@ cdef bint insert_pair(RankTables* t, uint64_t key, rank_t rank) noexcept nogil:
     cdef token_t left = <token_t>(key >> 32)
     cdef uint32_t right = <uint32_t>(key & 0xFFFFFFFFULL)
     cdef uint32_t start = t.pair_rows[left]
-    cdef uint32_t size = t.pair_rows[left + 1] - start
-    cdef uint32_t i = pair_row_index(<token_t>right, size)
-    cdef uint64_t* slot
-    while True:
-        slot = &t.pair_slots[start + i]
-        if slot[0] == EMPTY_PAIR_SLOT:
-            slot[0] = ((<uint64_t>right) << 32) | <uint32_t>rank
-            return True
-        if <uint32_t>(slot[0] >> 32) == right:
-            return False
-        i += 1
-        if i == size:
-            i = 0
+    cdef uint64_t* slot = pair_slot(t, start, t.pair_rows[left + 1] - start, <token_t>right)
+    if slot[0] != EMPTY_PAIR_SLOT:
+        return False
+    slot[0] = ((<uint64_t>right) << 32) | <uint32_t>rank
+    return True
 
 
 cdef int push_pair(PairEntry** buf, Py_ssize_t* size, Py_ssize_t* cap, uint64_t key,
@@ -687,11 +679,11 @@ cdef Py_ssize_t build_pair_rows(RankEncoder encoder, PairEntry* found,
     if total > 0xFFFFFFFFULL:
         raise FormatError(f"{n_found} pairs are more than a pair table of 2^32 slots holds")
     t.pair_rows[t.n_tokens] = <uint32_t>total
-    t.pair_slot_count = <Py_ssize_t>total
-    t.pair_slots = <uint64_t*>big_table_alloc((total if total else 1) * sizeof(uint64_t), True)
+    t.pair_slot_count = <Py_ssize_t>total if total else 1  # (an allocation is never empty)
+    t.pair_slots = <uint64_t*>big_table_alloc(t.pair_slot_count * sizeof(uint64_t), True)
     if t.pair_slots == NULL:
         raise MemoryError()
-    memset(t.pair_slots, 0xFF, (total if total else 1) * sizeof(uint64_t))  # EMPTY_PAIR_SLOT
+    memset(t.pair_slots, 0xFF, t.pair_slot_count * sizeof(uint64_t))  # EMPTY_PAIR_SLOT
     with nogil:
         for k in range(n_found):
             n_unique += insert_pair(t, found[k].key, found[k].rank)
@@ -701,7 +693,7 @@ cdef Py_ssize_t build_pair_rows(RankEncoder encoder, PairEntry* found,
 cdef int build_all_splits(RankEncoder encoder) except -1:
     cdef RankTables* t = &encoder.tables
     cdef PairEntry* found = NULL
-    cdef Py_ssize_t n_found = 0, i
+    cdef Py_ssize_t n_found = 0
     cdef int rc
     with nogil:
         rc = collect_all_splits(t, &found, &n_found)
@@ -712,12 +704,7 @@ cdef int build_all_splits(RankEncoder encoder) except -1:
     finally:
         free(found)
     encoder.pair_table_size = n_found
-    t.rank_to_id = <token_t*>mem_alloc(&encoder.mem, t.n_tokens + 1, sizeof(token_t))
-    if t.rank_to_id == NULL:
-        raise MemoryError()
-    for i in range(t.n_tokens):
-        t.rank_to_id[i] = <token_t>i  # rank-only vocabularies: the rank is the id
-    t.rank_is_id = True
+    t.rank_is_id = True  # rank-only vocabularies: the rank is the id (no rank_to_id table)
     return 0
 
 
@@ -896,8 +883,7 @@ cdef class RankEncoder:
         if self.tables.token_slots != NULL:
             big_table_free(self.tables.token_slots, (self.tables.token_mask + 1) * sizeof(TokenSlot), True)
         if self.tables.pair_slots != NULL:
-            big_table_free(self.tables.pair_slots,
-                           (self.tables.pair_slot_count if self.tables.pair_slot_count else 1) * sizeof(uint64_t), True)
+            big_table_free(self.tables.pair_slots, self.tables.pair_slot_count * sizeof(uint64_t), True)
         if self.cut_stash != NULL:
             self.tables.inner_pairs = self.cut_stash
         free_cut_tables(&self.tables)

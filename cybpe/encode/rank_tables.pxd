@@ -49,9 +49,12 @@ cdef struct RankTables:
     # (one table hashed over both ids put every pair on a line of its own).
     uint32_t* pair_rows                # n_tokens + 1 row starts
     uint64_t* pair_slots
-    Py_ssize_t pair_slot_count         # pair_rows[n_tokens]
+    Py_ssize_t pair_slot_count         # slots allocated: pair_rows[n_tokens], or 1 when that is 0
+    # rank -> the id of the token its merge makes (NULL for an all-splits vocabulary), read by
+    # merged_id only when ranks are not ids: rank_is_id holds for all-splits vocabularies and
+    # for a merge list whose k-th merge makes token k.
     token_t* rank_to_id
-    bint rank_is_id                    # rank_to_id[r] == r for every rank (tiktoken's vocabularies)
+    bint rank_is_id
     Py_ssize_t n_ranks                 # ranks are 0 .. n_ranks-1
     # First-round shortcuts: the id of each byte, the rank of each byte pair (RANK_NONE if none).
     token_t byte_id[256]
@@ -77,21 +80,27 @@ cdef inline uint32_t pair_row_index(token_t right, uint32_t row_size) noexcept n
     return <uint32_t>((<uint64_t>(<uint32_t>right * PAIR_ROW_HASH) * row_size) >> 32)
 
 
+cdef inline uint64_t* pair_slot(const RankTables* t, uint32_t start, uint32_t size,
+                                token_t right) noexcept nogil:
+    """The slot of row pair_slots[start : start + size] (size > 0) that holds the pair with
+    `right`, or else the empty slot where it goes: the one probing rule of lookups and inserts."""
+    cdef uint32_t i = pair_row_index(right, size)
+    cdef uint64_t* slot
+    while True:
+        slot = &t.pair_slots[start + i]
+        if <uint32_t>(slot[0] >> 32) == <uint32_t>right or slot[0] == EMPTY_PAIR_SLOT:
+            return slot
+        i += 1
+        if i == size:
+            i = 0
+
+
 cdef inline rank_t pair_rank(const RankTables* t, token_t left, token_t right) noexcept nogil:
     """Rank of merging the adjacent parts (left, right), or RANK_NONE."""
     cdef uint32_t start = t.pair_rows[left]
     cdef uint32_t size = t.pair_rows[left + 1] - start
-    cdef uint32_t i
     cdef uint64_t slot
     if size == 0:
         return RANK_NONE
-    i = pair_row_index(right, size)
-    while True:
-        slot = t.pair_slots[start + i]
-        if <uint32_t>(slot >> 32) == <uint32_t>right:
-            return <rank_t>(<uint32_t>slot)
-        if slot == EMPTY_PAIR_SLOT:
-            return RANK_NONE
-        i += 1
-        if i == size:
-            i = 0
+    slot = pair_slot(t, start, size, right)[0]
+    return RANK_NONE if slot == EMPTY_PAIR_SLOT else <rank_t>(<uint32_t>slot)

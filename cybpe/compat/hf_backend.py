@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import itertools
 import json
 import logging
 import threading
@@ -46,7 +47,7 @@ from operator import attrgetter
 from typing import Any, Optional
 
 from cybpe.compat.hf_encoding import Encoding, Unsupported, fill_from, pad_encodings, truncate_encodings
-from cybpe.compat.hf_postprocessors import default_process, parse_post_processor, process, single_light
+from cybpe.compat.hf_postprocessors import SingleLayout, default_process, parse_post_processor, process
 
 logger = logging.getLogger("cybpe.compat.transformers")
 
@@ -380,7 +381,7 @@ class CybpeBackend:
     def _encode(self, inputs: Any, is_pretokenized: bool, add_special_tokens: bool, fast: bool) -> Optional[list]:
         """The encodings of ``inputs`` as the Rust ``encode_batch`` (or ``encode_batch_fast``)
         gives them, or None when this call goes to HF (the reason logged). One text without
-        truncation and padding, the common call, takes the short way (:func:`single_light`)."""
+        truncation, padding or pairs, the common call, takes the short way (:class:`SingleLayout`)."""
         if is_pretokenized or not isinstance(inputs, (list, tuple)):
             return None
         if len(inputs) == 1 and type(inputs[0]) is str:
@@ -437,28 +438,30 @@ class CybpeBackend:
             if not _all_utf8(seconds):
                 return None
         target = None
-        if trunc is None and padding is None and seconds is None:
-            out = ([single_light(pp, ids_a[0], add_special_tokens)] if len(ids_a) == 1
-                   else [single_light(pp, ids, add_special_tokens) for ids in ids_a])
-        else:
-            out = []
-            try:
-                for k, ids in enumerate(ids_a):
-                    a = _light(ids, 0, fast)
-                    b = _light(ids_b[k], 1, fast) if ids_b is not None else None
-                    out.append(_pipeline(a, b, add_special_tokens, trunc, pp, padding))
-                if padding is not None:
-                    target = pad_encodings(out, padding)
-            except Unsupported as exc:
-                logger.debug("cybpe.patch_transformers: this call runs on HF's engine: %s", exc)
-                return None
-        # The filler is given the encoding when it runs: it does not hold it, so the common
-        # encoding is in no reference cycle and is freed when transformers drops it (a cycle
-        # left each call's lists to the collector, which then walked them).
+        filler = _CallFiller(engine, split_special, add_special_tokens, fast, trunc, pp, padding)
+        layout = (SingleLayout.of(pp, add_special_tokens)
+                  if trunc is None and padding is None and seconds is None else None)
+        if layout is not None:
+            if len(ids_a) == 1:
+                return [layout.encoding(ids_a[0], firsts[0], filler)]
+            return list(map(layout.encoding, ids_a, firsts, itertools.repeat(filler)))
+        out = []
+        try:
+            for k, ids in enumerate(ids_a):
+                a = _light(ids, 0, fast)
+                b = _light(ids_b[k], 1, fast) if ids_b is not None else None
+                out.append(_pipeline(a, b, add_special_tokens, trunc, pp, padding))
+            if padding is not None:
+                filler.target = pad_encodings(out, padding)
+        except Unsupported as exc:
+            logger.debug("cybpe.patch_transformers: this call runs on HF's engine: %s", exc)
+            return None
+        # The filler is shared by the call's encodings and given the encoding when it runs: it
+        # holds none of them, so an encoding is in no reference cycle and is freed when
+        # transformers drops it (a cycle left each call's lists to the collector).
         for k, e in enumerate(out):
-            e._filler = partial(_fill, threading.Lock(),
-                                (engine, firsts[k], seconds[k] if seconds is not None else None, split_special,
-                                 add_special_tokens, fast, trunc, pp, padding, target))
+            e._filler = filler
+            e._source = firsts[k] if seconds is None else (firsts[k], seconds[k])
             if e._overflowing:  # a window fills its call's encoding (a cycle, for windows only)
                 _set_window_filler(e, partial(_fill_window, e))
         return out
@@ -548,20 +551,34 @@ def _pipeline(a: Encoding, b: Optional[Encoding], add_special_tokens: bool, trun
     return enc
 
 
-def _fill(lock: Any, args: tuple, light: Encoding) -> None:
-    """Fill in the full fields of one call's encoding ``light`` (and its windows), once: the
-    call again at full detail (``args``: what it was made with). ``light._filler`` is this
-    function bound to ``lock`` and ``args``."""
-    with lock:
-        if light._filler is None:
-            return
-        engine, first, second, split_special, add_special_tokens, fast, trunc, pp, padding, target = args
-        a = engine.full(first, split_special, 0, fast)
-        b = engine.full(second, split_special, 1, fast) if second is not None else None
-        full = _pipeline(a, b, add_special_tokens, trunc, pp, padding)
-        if padding is not None and target is not None:
-            pad_encodings([full], {**padding, "length": target, "pad_to_multiple_of": None})
-        fill_from(light, full)
+class _CallFiller:
+    """Fills in the full fields of one call's encodings, each once, on first use: its input
+    (the encoding's ``_source``) encoded again at full detail with the call's settings. One
+    per call, shared by its encodings (which it does not hold).
+
+    Thread safety: fills under its lock; any thread may call it."""
+
+    __slots__ = ("lock", "engine", "split_special", "add_special_tokens", "fast", "trunc", "pp", "padding",
+                 "target")
+
+    def __init__(self, engine: Engine, split_special: bool, add_special_tokens: bool, fast: bool,
+                 trunc: Optional[dict], pp: Any, padding: Optional[dict]) -> None:
+        self.lock = threading.Lock()
+        self.engine, self.split_special, self.add_special_tokens, self.fast = engine, split_special, add_special_tokens, fast
+        self.trunc, self.pp, self.padding = trunc, pp, padding
+        self.target: Optional[int] = None  # the length the call padded to
+
+    def __call__(self, light: Encoding) -> None:
+        with self.lock:
+            if light._filler is None:
+                return
+            first, second = light._source if isinstance(light._source, tuple) else (light._source, None)
+            a = self.engine.full(first, self.split_special, 0, self.fast)
+            b = self.engine.full(second, self.split_special, 1, self.fast) if second is not None else None
+            full = _pipeline(a, b, self.add_special_tokens, self.trunc, self.pp, self.padding)
+            if self.padding is not None and self.target is not None:
+                pad_encodings([full], {**self.padding, "length": self.target, "pad_to_multiple_of": None})
+            fill_from(light, full)
 
 
 def _fill_window(light: Encoding, window: Encoding) -> None:

@@ -19,13 +19,22 @@ Two levels of detail, so that the common call pays for what it reads:
   the settings of the call are kept with it), and fills them in for itself and for every
   window of its call.
 
+The common call (texts without truncation, padding or a pair) gets leaner encodings still: only
+their ``ids`` list is theirs. ``type_ids``, the two masks and the sequence ranges follow from
+the number of ids and the post-processor's template, so a *layout* shared by the call's
+encodings (:class:`cybpe.compat.hf_postprocessors.SingleLayout`) makes them when they are
+read; the filler that computes the full fields is shared by the call too, and the encoding keeps
+its own text. An encoding is then two objects the collector tracks (itself and its ids), as
+HF's are, instead of a dozen: the collector's passes over a batch's encodings cost more than
+their encoding did.
+
 Thread safety: an :class:`Encoding` is filled in at most once more (idempotently) after it is
 returned; reading it from several threads is safe.
 """
 
 from __future__ import annotations
 
-from typing import Callable, Optional
+from typing import Any, Callable, Optional
 
 from cybpe.errors import InvalidParameterError
 from cybpe.formats.hf_truncation import kept_lengths
@@ -46,7 +55,7 @@ class Encoding:
     ``truncate`` change it in place: one thread at a time, with no reader."""
 
     __slots__ = ("_ids", "_type_ids", "_tokens", "_words", "_offsets", "_special", "_attention",
-                 "_overflowing", "_ranges", "_filler", "__weakref__")
+                 "_overflowing", "_ranges", "_filler", "_layout", "_source", "__weakref__")
 
     def __init__(self) -> None:
         self._ids: list = []
@@ -61,6 +70,11 @@ class Encoding:
         #: None when every field is here; else a callable that, given this encoding, fills in
         #: the full fields (it holds no reference to the encoding: no cycle for the collector)
         self._filler: Optional[Callable[["Encoding"], None]] = None
+        #: None, or what makes ``type_ids``, the masks and the ranges, which are then None
+        #: (``layout.type_ids(n)``, ``.special(n)``, ``.attention(n)``, ``.ranges(n)``)
+        self._layout: Any = None
+        #: the input the filler encodes again: a str, a (str, str) pair, or None
+        self._source: Any = None
 
     # -- building (the Rust code's constructors) ---------------------------------------------
     @classmethod
@@ -70,6 +84,7 @@ class Encoding:
         e._ids, e._type_ids, e._tokens, e._words = ids, type_ids, tokens, words
         e._offsets, e._special, e._attention = offsets, special, attention
         e._overflowing, e._ranges, e._filler = [], {}, None
+        e._layout = e._source = None
         return e
 
     @classmethod
@@ -231,12 +246,20 @@ class Encoding:
         """The token ids."""
         return list(self._ids)
 
+    # A field that a layout makes is read as: the layout first, then the field. A filler sets
+    # the fields before it drops the layout, so a None field with no layout read before it
+    # means one the filler computes, never one it is halfway through setting.
     @property
     def type_ids(self) -> list:
         """The type id of each token (the template's, or the sequence's index)."""
-        if self._type_ids is None:
+        layout = self._layout
+        found = self._type_ids
+        if found is None:
+            if layout is not None:
+                return layout.type_ids(len(self._ids))
             self._need_full()
-        return list(self._type_ids)  # type: ignore[arg-type]
+            found = self._type_ids
+        return list(found)  # type: ignore[arg-type]
 
     @property
     def tokens(self) -> list:
@@ -264,29 +287,45 @@ class Encoding:
     @property
     def special_tokens_mask(self) -> list:
         """1 for the tokens a post-processor or padding added, else 0."""
-        if self._special is None:
+        layout = self._layout
+        found = self._special
+        if found is None:
+            if layout is not None:
+                return layout.special(len(self._ids))
             self._need_full()
-        return list(self._special)  # type: ignore[arg-type]
+            found = self._special
+        return list(found)  # type: ignore[arg-type]
 
     @property
     def attention_mask(self) -> list:
         """0 for padding, else 1."""
-        if self._attention is None:
+        layout = self._layout
+        found = self._attention
+        if found is None:
+            if layout is not None:
+                return layout.attention(len(self._ids))
             self._need_full()
-        return list(self._attention)  # type: ignore[arg-type]
+            found = self._attention
+        return list(found)  # type: ignore[arg-type]
 
     @property
     def overflowing(self) -> list:
         """The windows that truncation cut off (with ``stride`` tokens of overlap)."""
         return list(self._overflowing)
 
+    def _sequence_ranges(self) -> dict:
+        """{sequence: (first token, last token + 1)}, read as the other fields a layout makes."""
+        layout = self._layout
+        ranges = self._ranges
+        return layout.ranges(len(self._ids)) if ranges is None else ranges
+
     @property
     def n_sequences(self) -> int:
         """How many input sequences this encoding holds (1 or 2)."""
-        return len(self._ranges) or 1
+        return len(self._sequence_ranges()) or 1
 
     def _range(self, sequence_id: int) -> tuple[int, int]:
-        return self._ranges.get(sequence_id, (0, len(self._ids)))
+        return self._sequence_ranges().get(sequence_id, (0, len(self._ids)))
 
     @property
     def sequence_ids(self) -> list:
@@ -301,9 +340,10 @@ class Encoding:
         """The sequence holding token ``token_index``."""
         if token_index > len(self._ids):
             return None
-        if not self._ranges:
+        ranges = self._sequence_ranges()
+        if not ranges:
             return 0
-        for seq, (a, b) in self._ranges.items():
+        for seq, (a, b) in ranges.items():
             if a <= token_index < b:
                 return seq
         return None
@@ -440,9 +480,13 @@ def fill_from(light: Encoding, full: Encoding) -> None:
         raise RuntimeError("cybpe: the full-detail encoding differs from the returned one (a bug)")
     for a, b in zip(light._overflowing, full._overflowing):
         fill_from(a, b)
-    # the full fields first; _filler last, so a reader never sees None after the filler is gone
+    # the full fields first; the layout and _filler last, so that a reader never sees None
+    # after they are gone (the properties' reading order)
     light._tokens, light._words, light._offsets = full._tokens, full._words, full._offsets
     light._type_ids, light._special, light._attention = full._type_ids, full._special, full._attention
+    if light._ranges is None:
+        light._ranges = full._ranges
+    light._layout = None
     light._filler = None
 
 

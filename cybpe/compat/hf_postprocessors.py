@@ -17,7 +17,7 @@ encodings it is given, so one post-processor serves any number of threads.
 from __future__ import annotations
 
 import json
-from typing import Optional
+from typing import Callable, Optional
 
 from cybpe.compat.hf_encoding import Encoding, Unsupported
 from cybpe.errors import FormatError
@@ -93,39 +93,77 @@ def process(pp: PostProcessor, encoding: Encoding, pair: Optional[Encoding], add
     return out
 
 
-def single_light(pp: Optional[PostProcessor], ids: list, add_special_tokens: bool) -> Encoding:
-    """What :func:`process` (or :func:`default_process` for no post-processor) makes of one
-    text's light encoding (``ids``, type ids 0, no window), built in one step: the patched
-    path's common call, without truncation or padding. ``ids`` becomes the encoding's."""
-    n = len(ids)
-    e = Encoding.__new__(Encoding)  # (Encoding._make, without its call)
-    e._tokens = e._words = e._offsets = e._filler = None
-    e._overflowing = []
-    if pp is None:
-        e._ids, e._type_ids, e._special, e._attention, e._ranges = ids, [0] * n, [0] * n, [1] * n, {}
+class SingleLayout:
+    """Where the ids of a text go in what the post-processor (or none) makes of one text, with
+    no truncation or padding: the template's ids before and after it. A call's light encodings
+    share it, holding only their ids (:meth:`encoding`); it makes the fields that follow from
+    their number (``n``, the template's ids included) when they are read.
+
+    Thread safety: read-only once made."""
+
+    __slots__ = ("before", "after", "before_types", "after_types", "type_id", "has_ranges")
+
+    def __init__(self, before: list, after: list, before_types: list, after_types: list, type_id: int,
+                 has_ranges: bool) -> None:
+        self.before, self.after = before, after
+        self.before_types, self.after_types = before_types, after_types
+        self.type_id, self.has_ranges = type_id, has_ranges
+
+    @classmethod
+    def of(cls, pp: Optional[PostProcessor], add_special_tokens: bool) -> Optional["SingleLayout"]:
+        """The layout of ``pp``'s single template, or None for a template without exactly one
+        sequence (those calls take the general path, :func:`process`)."""
+        if pp is None:
+            return cls([], [], [], [], 0, False)
+        kinds = [kind for kind, _, _ in pp.single]
+        if kinds.count("sequence") != 1:
+            return None
+        before: list = []
+        after: list = []
+        before_types: list = []
+        after_types: list = []
+        type_id = 0
+        side, types = before, before_types
+        for kind, name, piece_type in pp.single:
+            if kind == "sequence":
+                type_id = piece_type
+                side, types = after, after_types
+            elif add_special_tokens:
+                extra = pp.pieces[name]
+                side += extra
+                types += [piece_type] * len(extra)
+        return cls(before, after, before_types, after_types, type_id, True)
+
+    def encoding(self, ids: list, source: str, filler: Callable) -> Encoding:
+        """The light encoding of a text whose ids are ``ids`` (which it may keep as its own)."""
+        e = Encoding.__new__(Encoding)  # (Encoding._make, without its call and lists)
+        e._type_ids = e._special = e._attention = e._ranges = None  # type: ignore[assignment]
+        e._tokens = e._words = e._offsets = None
+        e._overflowing = ()  # type: ignore[assignment]  # never appended to: read, or replaced
+        e._ids = [*self.before, *ids, *self.after] if self.before or self.after else ids
+        e._layout, e._source, e._filler = self, source, filler
         return e
-    if len(pp.single) == 1:  # the sequence alone (a ByteLevel post-processor): no copy of the ids
-        e._ids, e._type_ids, e._special, e._attention = ids, [pp.single[0][2]] * n, [0] * n, [1] * n
-        e._ranges = {0: (0, n)}
-        return e
-    out_ids: list = []
-    types: list = []
-    special: list = []
-    start = 0
-    for kind, name, type_id in pp.single:
-        if kind == "sequence":
-            start = len(out_ids)
-            out_ids += ids
-            types += [type_id] * n
-            special += [0] * n
-        elif add_special_tokens:
-            extra = pp.pieces[name]
-            out_ids += extra
-            types += [type_id] * len(extra)
-            special += [1] * len(extra)
-    e._ids, e._type_ids, e._special, e._attention = out_ids, types, special, [1] * len(out_ids)
-    e._ranges = {0: (start, start + n)}
-    return e
+
+    def _text_length(self, n: int) -> int:
+        return n - len(self.before) - len(self.after)
+
+    def type_ids(self, n: int) -> list:
+        m = self._text_length(n)
+        if not (self.before or self.after):
+            return [self.type_id] * m
+        return [*self.before_types, *[self.type_id] * m, *self.after_types]
+
+    def special(self, n: int) -> list:
+        m = self._text_length(n)
+        if not (self.before or self.after):
+            return [0] * m
+        return [*[1] * len(self.before), *[0] * m, *[1] * len(self.after)]
+
+    def attention(self, n: int) -> list:
+        return [1] * n
+
+    def ranges(self, n: int) -> dict:
+        return {0: (len(self.before), n - len(self.after))} if self.has_ranges else {}
 
 
 def default_process(encodings: list) -> Encoding:

@@ -252,6 +252,109 @@ def test_encodings_need_no_collector(named):
             gc.enable()
 
 
+def _no_truncation_or_padding(tok) -> None:
+    """Clear what the last call on the shared tokenizer left set (transformers sets both
+    before each call, so the other tests do not depend on them)."""
+    tok._tokenizer.no_truncation()
+    tok._tokenizer.no_padding()
+
+
+def _light_fields(e) -> dict:
+    """What the common call's encodings make from their layout, read before anything that
+    computes the full fields (tokens, offsets, words)."""
+    n = len(e.ids)
+    return {"ids": e.ids, "type_ids": e.type_ids, "special_tokens_mask": e.special_tokens_mask,
+            "attention_mask": e.attention_mask, "sequence_ids": e.sequence_ids, "n_sequences": e.n_sequences,
+            "token_to_sequence": [e.token_to_sequence(i) for i in (0, n // 2, max(n - 1, 0), n, n + 1)],
+            "overflowing": len(e.overflowing)}
+
+
+@pytest.mark.parametrize("add_special_tokens", [True, False])
+def test_light_encodings_fields_before_and_after_filling(named, texts, add_special_tokens):
+    """The fields a light encoding makes from its call's layout equal HF's, read while it is
+    still light (no full field computed) and again after its full fields are filled in."""
+    _, _, tok = named
+    inputs = texts[:12]
+    _no_truncation_or_padding(tok)
+    cybpe.unpatch_transformers()
+    expected = [_light_fields(e) for e in tok._tokenizer.encode_batch(inputs, add_special_tokens=add_special_tokens)]
+    with cybpe.transformers_patched():
+        backend = backend_of(tok)
+        if not backend.accelerated:
+            pytest.skip("this tokenizer stays on HF's engine")
+        got = backend.encode_batch(inputs, add_special_tokens=add_special_tokens)
+        assert all(e._layout is not None and e._filler is not None for e in got)  # still light
+        assert [_light_fields(e) for e in got] == expected
+        assert all(e._filler is not None for e in got)  # reading them computed no full field
+        for e in got:
+            assert e.tokens is not None
+        assert all(e._filler is None and e._layout is None for e in got)
+        assert [_light_fields(e) for e in got] == expected
+
+
+def test_light_encodings_filled_by_threads_at_once(named, texts):
+    """Eight threads read one call's light encodings at once, some filling in the full fields
+    while others read the fields the layout makes: every thread sees HF's values."""
+    import threading
+
+    _, _, tok = named
+    inputs = texts[:16]
+    _no_truncation_or_padding(tok)
+    cybpe.unpatch_transformers()
+    hf = tok._tokenizer.encode_batch(inputs)
+    expected, expected_light = [encoding_fields(e) for e in hf], [_light_fields(e) for e in hf]
+    with cybpe.transformers_patched():
+        backend = backend_of(tok)
+        if not backend.accelerated:
+            pytest.skip("this tokenizer stays on HF's engine")
+        for _ in range(3):
+            got = backend.encode_batch(inputs)
+            start = threading.Barrier(8)
+            seen: dict = {}
+
+            def read(k: int) -> None:
+                start.wait()
+                order = got if k % 2 else got[::-1]
+                fields = [_light_fields(e) if k % 3 else encoding_fields(e) for e in order]
+                seen[k] = fields if k % 2 else fields[::-1]
+
+            threads = [threading.Thread(target=read, args=(k,)) for k in range(8)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            for k, fields in seen.items():
+                assert fields == (expected_light if k % 3 else expected), k
+
+
+def test_common_call_encodings_are_two_tracked_objects(named):
+    """A text of the common call (no truncation, padding or pair) costs the collector two
+    objects, as HF's does: the encoding and its ids (its masks come from the call's layout, its
+    filler is the call's). Counted as the collector counts allocations."""
+    import gc
+
+    _, _, tok = named
+    batch = [f"text number {k} with some words" for k in range(500)]
+    _no_truncation_or_padding(tok)
+    with cybpe.transformers_patched():
+        backend = backend_of(tok)
+        if not backend.accelerated:
+            pytest.skip("this tokenizer stays on HF's engine")
+        backend.encode_batch(batch)
+        was = gc.isenabled()
+        gc.collect()
+        gc.disable()
+        try:
+            before = gc.get_count()[0]
+            out = backend.encode_batch(batch)
+            per_text = (gc.get_count()[0] - before) / len(batch)
+        finally:
+            if was:
+                gc.enable()
+        assert len(out) == len(batch)
+        assert per_text < 2.5, per_text
+
+
 def test_tokenizers_made_every_way(named):
     """Made before the patch (the fixture's), after it by AutoTokenizer, by
     PreTrainedTokenizerFast(tokenizer_file=...) and by from_pretrained of the folder."""

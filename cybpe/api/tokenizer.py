@@ -26,7 +26,7 @@ from cybpe.formats.vocab import Vocab
 from cybpe.api.tokenizer_hf import TransformersMethods
 from cybpe.encode import budgets, shared_encoders
 from cybpe.encode.budgets import TextChunk, check_budget
-from cybpe.encode.worker_threads import run_sliced
+from cybpe.encode.worker_threads import automatic_threads, run_sliced
 from cybpe.encode.spans import EMPTY_SPANS, map_through, ordinary_spans, surrogate_alignment
 from cybpe.errors import (
     CybpeError,
@@ -59,9 +59,17 @@ def _exact_str(text: Any, caller: str) -> str:
     raise EncodingError(f"{caller}() takes a str, not {type(text).__name__}")
 
 
-def _thread_count(num_threads: Any) -> int:
+def _thread_count(num_threads: Any, items: Sequence) -> int:
+    """``num_threads`` as given, or for None the automatic count for ``items`` (texts or id
+    lists: their total length is the work)."""
+    if num_threads is None:
+        try:
+            total = sum(map(len, items))
+        except TypeError:  # not all sized: the call raises its own typed error on them
+            total = 0
+        return automatic_threads(total)
     if isinstance(num_threads, bool) or not isinstance(num_threads, int):
-        raise ParameterTypeError(f"num_threads must be an int, not {type(num_threads).__name__}")
+        raise ParameterTypeError(f"num_threads must be an int or None, not {type(num_threads).__name__}")
     return num_threads
 
 
@@ -476,11 +484,13 @@ class Tokenizer(TransformersMethods):
         """Like :meth:`encode_with_offsets`: uint32 ids and an int64 ``(n, 2)`` array of spans."""
         return self._spans(text, allowed_special, disallowed_special)  # type: ignore[return-value]
 
-    def encode_batch_with_offsets(self, texts: Sequence[str], *, num_threads: int = 8,
+    def encode_batch_with_offsets(self, texts: Sequence[str], *, num_threads: Optional[int] = None,
                                   allowed_special: SpecialSet = frozenset(),
                                   disallowed_special: SpecialSet = "all") -> list[tuple[np.ndarray, np.ndarray]]:
         """:meth:`encode_with_offsets_to_numpy` of many texts on ``num_threads`` threads (each
-        thread's slice in one GIL-free pass when the pre-tokenizer is a built-in scanner)."""
+        thread's slice in one GIL-free pass when the pre-tokenizer is a built-in scanner).
+        ``num_threads=None`` (the default) lets cybpe choose: one thread per 64K characters of
+        the batch, at most one per usable core."""
         texts = _text_list(texts, "encode_batch_with_offsets")
 
         def encode_slice(part: list[str]) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -550,14 +560,16 @@ class Tokenizer(TransformersMethods):
     def encode_batch_to_numpy(self, texts: Sequence[str], *, max_length: Optional[int] = None,
                               padding: str = "longest", truncation: bool = False,
                               padding_side: str = "right", pad_id: Optional[int] = None,
-                              num_threads: int = 8, allowed_special: SpecialSet = frozenset(),
+                              num_threads: Optional[int] = None, allowed_special: SpecialSet = frozenset(),
                               disallowed_special: SpecialSet = "all",
                               dtype: Any = np.int64) -> tuple[np.ndarray, np.ndarray]:
         """``(ids, attention_mask)``, both ``(len(texts), width)`` arrays: row j is
         ``encode(texts[j])``, cut to ``max_length`` ids when ``truncation`` (else a longer text
         raises), padded with ``pad_id`` on ``padding_side`` to the longest row (``padding=
         "longest"``) or to ``max_length`` (``"max_length"``). Encoding runs GIL-free on
-        ``num_threads`` threads."""
+        ``num_threads`` threads.
+        ``num_threads=None`` (the default) lets cybpe choose: one thread per 64K characters of
+        the batch, at most one per usable core."""
         budgets.check_padding(max_length, padding, truncation, padding_side)
         if pad_id is None:
             raise InvalidParameterError("give pad_id= (the id that fills the padding)")
@@ -575,10 +587,12 @@ class Tokenizer(TransformersMethods):
         rows = self._map_slices(encode_slice, texts, num_threads)
         return budgets.padded_batch(rows, max_length, padding, truncation, padding_side, pad_id, dtype)
 
-    def encode_batch(self, texts: Sequence[str], *, num_threads: int = 8,
+    def encode_batch(self, texts: Sequence[str], *, num_threads: Optional[int] = None,
                      allowed_special: SpecialSet = frozenset(),
                      disallowed_special: SpecialSet = "all") -> list[list[int]]:
-        """Encode many texts on ``num_threads`` threads (the core releases the GIL)."""
+        """Encode many texts on ``num_threads`` threads (the core releases the GIL).
+        ``num_threads=None`` (the default) lets cybpe choose: one thread per 64K characters of
+        the batch, at most one per usable core."""
         texts = _text_list(texts, "encode_batch")
         self._allowed(allowed_special, disallowed_special)  # bad arguments fail here, not in a thread
 
@@ -586,8 +600,10 @@ class Tokenizer(TransformersMethods):
             return self.encode(text, allowed_special=allowed_special, disallowed_special=disallowed_special)
         return self._map(one, texts, num_threads)
 
-    def encode_ordinary_batch(self, texts: Sequence[str], *, num_threads: int = 8) -> list[list[int]]:
-        """Encode many texts as ordinary text (special-token strings are text) on ``num_threads`` threads; with a compiled scanner each thread encodes its share in GIL-free passes of about ``GIL_HANDOFF_CHARS`` characters."""
+    def encode_ordinary_batch(self, texts: Sequence[str], *, num_threads: Optional[int] = None) -> list[list[int]]:
+        """Encode many texts as ordinary text (special-token strings are text) on ``num_threads`` threads; with a compiled scanner each thread encodes its share in GIL-free passes of about ``GIL_HANDOFF_CHARS`` characters.
+        ``num_threads=None`` (the default) lets cybpe choose: one thread per 64K characters of
+        the batch, at most one per usable core."""
         texts = _text_list(texts, "encode_ordinary_batch")
         scanner = self._fast_scanner
         if scanner is not None and not regex_forced():
@@ -625,15 +641,15 @@ class Tokenizer(TransformersMethods):
         return count_arrow(self, array, num_threads, errors)
 
     @staticmethod
-    def _map(fn, texts: Sequence[str], num_threads: int) -> list:
+    def _map(fn, texts: Sequence[str], num_threads: Optional[int]) -> list:
         return Tokenizer._map_slices(lambda part: [fn(t) for t in part], texts, num_threads)
 
     @staticmethod
-    def _map_slices(fn, texts: Sequence[str], num_threads: int) -> list:
+    def _map_slices(fn, texts: Sequence[str], num_threads: Optional[int]) -> list:
         """fn over interleaved slices of texts (one per thread), results back in text order.
         Interleaved slices, one task per thread: per-text futures cost more than a short
         text's encoding, and interleaving balances long and short texts."""
-        return run_sliced(fn, texts, _thread_count(num_threads))
+        return run_sliced(fn, texts, _thread_count(num_threads, texts))
 
     def encode_single_token(self, token: Union[str, bytes]) -> int:
         """The id of one token, given as its bytes or as a ``str`` (its UTF-8 bytes), as
@@ -783,12 +799,16 @@ class Tokenizer(TransformersMethods):
         return list(self._sorted_tokens()[0])
 
     def decode_batch(self, batch: Sequence[Sequence[int]], *, errors: str = "replace",
-                     num_threads: int = 8) -> list[str]:
-        """:meth:`decode` of each id list, on ``num_threads`` threads."""
+                     num_threads: Optional[int] = None) -> list[str]:
+        """:meth:`decode` of each id list, on ``num_threads`` threads.
+        ``num_threads=None`` (the default) lets cybpe choose: one thread per 64K ids of
+        the batch, at most one per usable core."""
         return self._map(lambda ids: self.decode(ids, errors), _batch_list(batch), num_threads)
 
-    def decode_bytes_batch(self, batch: Sequence[Sequence[int]], *, num_threads: int = 8) -> list[bytes]:
-        """:meth:`decode_bytes` of each id list, on ``num_threads`` threads."""
+    def decode_bytes_batch(self, batch: Sequence[Sequence[int]], *, num_threads: Optional[int] = None) -> list[bytes]:
+        """:meth:`decode_bytes` of each id list, on ``num_threads`` threads.
+        ``num_threads=None`` (the default) lets cybpe choose: one thread per 64K ids of
+        the batch, at most one per usable core."""
         return self._map(self.decode_bytes, _batch_list(batch), num_threads)
 
     def encode_with_unstable(self, text: str, *, allowed_special: SpecialSet = frozenset(),

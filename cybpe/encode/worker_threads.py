@@ -25,6 +25,12 @@ from typing import Callable, Optional, Sequence, TypeVar
 #: call, so that no call can leave thousands of idle threads behind.
 MAX_KEPT_THREADS = 64
 
+#: A batch call left to choose its threads (``num_threads=None``) gives each thread at least
+#: this much work: characters of text, or ids to decode. Handing a slice to a pool thread costs
+#: about 100-200 us, so a second thread pays only once a slice takes longer than that
+#: (measured: docs/history.md, "Batch thread count").
+MIN_LENGTH_PER_THREAD = 65536
+
 _lock = threading.Lock()
 _pool: Optional[ThreadPoolExecutor] = None
 _pool_size = 0
@@ -41,6 +47,21 @@ def _forget_pool() -> None:
 
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_forget_pool)
+
+
+def usable_cores() -> int:
+    """The cores this process may run on (its CPU affinity where the OS has one)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def automatic_threads(total_length: int) -> int:
+    """How many threads a batch of ``total_length`` characters (or ids) runs on when its caller
+    leaves the choice to cybpe: no more than the usable cores, and one more only per
+    ``MIN_LENGTH_PER_THREAD`` of work."""
+    return max(1, min(usable_cores(), total_length // MIN_LENGTH_PER_THREAD))
 
 
 def _kept_pool(n: int) -> ThreadPoolExecutor:

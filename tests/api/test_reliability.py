@@ -389,7 +389,7 @@ def test_save_errors_name_the_destination(tmp_path, tok, gpt2_tok):
 def test_untyped_argument_errors_of_the_review(tok):
     cases = [
         lambda: tok.encode_batch(["a", "b"], num_threads="4"),
-        lambda: tok.encode_batch(["a", "b"], num_threads=None),
+        lambda: tok.encode_batch(["a", "b"], num_threads=2.0),
         lambda: tok.encode_ordinary_batch(["a", "b"], num_threads="4"),
         lambda: tok.encode("a", allowed_special=None),
         lambda: tok.encode("a", disallowed_special=None),

@@ -12,7 +12,8 @@ import pytest
 
 import cybpe
 from cybpe.encode import worker_threads
-from cybpe.encode.worker_threads import MAX_KEPT_THREADS, run_sliced
+from cybpe.api import tokenizer as tokenizer_module
+from cybpe.encode.worker_threads import MAX_KEPT_THREADS, MIN_LENGTH_PER_THREAD, automatic_threads, run_sliced
 from support import UDHR_DIR
 
 
@@ -25,6 +26,46 @@ def test_results_come_back_in_order_for_every_thread_count():
     for n in (-1, 0, 1, 2, 3, 8, 36, 37, 50, MAX_KEPT_THREADS + 1):
         assert [item for item, _ in run_sliced(_names, items, n)] == items, n
     assert run_sliced(_names, [], 4) == []
+
+
+def test_automatic_thread_count(monkeypatch):
+    """One thread per MIN_LENGTH_PER_THREAD of work, at least one, at most one per usable core."""
+    assert 1 <= worker_threads.usable_cores() <= (os.cpu_count() or 1)
+    monkeypatch.setattr(worker_threads, "usable_cores", lambda: 8)
+    assert [automatic_threads(n) for n in (0, 1, MIN_LENGTH_PER_THREAD - 1, MIN_LENGTH_PER_THREAD)] == [1, 1, 1, 1]
+    assert automatic_threads(3 * MIN_LENGTH_PER_THREAD + 5) == 3
+    assert automatic_threads(100 * MIN_LENGTH_PER_THREAD) == 8
+    monkeypatch.setattr(worker_threads, "usable_cores", lambda: 2)
+    assert automatic_threads(100 * MIN_LENGTH_PER_THREAD) == 2
+
+
+def test_batch_calls_choose_their_threads_unless_told(monkeypatch):
+    """num_threads=None (the default) runs a small batch on the calling thread alone and a large
+    one on one thread per MIN_LENGTH_PER_THREAD characters (or ids); a number given is kept."""
+    tok = cybpe.train([(UDHR_DIR / "en.txt").read_text(encoding="utf-8")], vocab_size=300)
+    monkeypatch.setattr(worker_threads, "usable_cores", lambda: 8)
+    asked: list = []
+    real = tokenizer_module.run_sliced
+
+    def spy(fn, items, n):
+        asked.append(n)
+        return real(fn, items, n)
+    monkeypatch.setattr(tokenizer_module, "run_sliced", spy)
+    small = ["a few words"] * 10
+    large = ["x" * 1000 + " words"] * (3 * MIN_LENGTH_PER_THREAD // 1000)
+    for call in (tok.encode_ordinary_batch, tok.encode_batch, tok.encode_batch_with_offsets):
+        asked.clear()
+        call(small)
+        call(large)
+        call(small, num_threads=4)
+        assert asked == [1, 3, 4], call
+    expected = [tok.encode_ordinary(t) for t in large[:2]]
+    assert tok.encode_ordinary_batch(large)[:2] == expected
+    ids = [tok.encode_ordinary("x" * 1000)] * (2 * MIN_LENGTH_PER_THREAD // 50)
+    asked.clear()
+    tok.decode_batch(ids[:3])
+    tok.decode_bytes_batch(ids)
+    assert asked[0] == 1 and 1 < asked[1] == min(8, sum(map(len, ids)) // MIN_LENGTH_PER_THREAD)
 
 
 def test_the_pool_is_kept_between_calls():

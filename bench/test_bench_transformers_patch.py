@@ -144,23 +144,19 @@ def _one_pass(benchmark, variant, tok, reference, inputs, group):
     benchmark.extra_info.update(mb_s=_size(inputs) / benchmark.stats.stats.total / 1e6, rows="headline")
 
 
+@pytest.mark.parametrize("kind", ["single 16 KB call", "batch of 1000"])
 @pytest.mark.parametrize("variant", VARIANTS)
-def test_single_16kb_call_unseen(benchmark, tokenizers_by_variant, documents, variant):
+def test_unseen(benchmark, tokenizers_by_variant, documents, variant, kind):
+    """The headline: each document (or batch) once."""
     vocab, tok, reference = _tok(tokenizers_by_variant, variant)
-    _, unseen, _, _ = documents
-    _one_pass(benchmark, variant, tok, reference, unseen,
-              f"transformers single {DOC_CHARS // 1000} K-character call, unseen documents: {vocab}")
-    benchmark.extra_info.update(variant=variant, vocab=vocab)
-
-
-@pytest.mark.parametrize("variant", VARIANTS)
-def test_batch_of_1000_unseen(benchmark, tokenizers_by_variant, documents, variant):
-    vocab, tok, reference = _tok(tokenizers_by_variant, variant)
-    _, _, _, batches = documents
-    if not batches:
-        pytest.skip("the texts give no second batch")
-    _one_pass(benchmark, variant, tok, reference, batches,
-              f"transformers batch of {len(batches[0])}, unseen texts: {vocab}")
+    _, docs, _, batches = documents
+    if kind.startswith("single"):
+        inputs, group = docs, f"transformers single {DOC_CHARS // 1000} K-character call, unseen documents: {vocab}"
+    else:
+        inputs, group = batches, f"transformers batch of {len(batches[0]) if batches else 0}, unseen texts: {vocab}"
+    if not inputs:
+        pytest.skip("the texts give no unseen input of this kind")
+    _one_pass(benchmark, variant, tok, reference, inputs, group)
     benchmark.extra_info.update(variant=variant, vocab=vocab)
 
 

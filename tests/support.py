@@ -113,6 +113,30 @@ def random_vocabulary(seed: int, alphabet: bytes, words: int, lengths: tuple[int
     return tokens
 
 
+def textbook_bpe(tokens: list[bytes], words: list[list[int]], n_merges: int) -> list[tuple[int, int]]:
+    """Textbook BPE training, in place: ``n_merges`` times (fewer when no pair is left) the most
+    frequent adjacent id pair of ``words`` (ties: the smallest ids) becomes a new token appended
+    to ``tokens`` and is merged in every word. Returns the merges in the order made."""
+    from collections import Counter
+
+    merges: list[tuple[int, int]] = []
+    for _ in range(n_merges):
+        pairs = Counter(p for w in words for p in zip(w, w[1:]))
+        if not pairs:
+            break
+        best = max(pairs, key=lambda p: (pairs[p], -p[0], -p[1]))
+        new = len(tokens)
+        tokens.append(tokens[best[0]] + tokens[best[1]])
+        merges.append(best)
+        for w in words:
+            i = 0
+            while i < len(w) - 1:
+                if (w[i], w[i + 1]) == best:
+                    w[i : i + 2] = [new]
+                i += 1
+    return merges
+
+
 def all_split_merges(tokens: list[bytes]) -> list[tuple[int, int]]:
     """Every split of every token into two tokens, as a merges list (ranks in id order)."""
     ids = {token: i for i, token in enumerate(tokens)}

@@ -12,7 +12,7 @@ import numpy as np
 import cybpe
 from cybpe.encode.encoder import RankEncoder
 from cybpe.reference.encoder import reference_encode
-from support import UDHR_DIR, all_split_merges, random_vocabulary
+from support import UDHR_DIR, textbook_bpe
 
 BYTES = [bytes([b]) for b in range(256)]
 
@@ -38,31 +38,12 @@ def test_a_token_bpe_cannot_reach_keeps_pure_bpe():
 
 
 def _trained(seed: int) -> tuple[list[bytes], list[tuple[int, int]]]:
-    """A vocabulary trained by textbook BPE (the most frequent adjacent pair merged, 60 times)
-    on random words over a small alphabet, and its merges in the order made."""
+    """A vocabulary trained by textbook BPE (60 merges) on random words over a small alphabet,
+    and its merges in the order made."""
     rng = random.Random(seed)
-    words = [[bytes([rng.choice(b"abcd")]) for _ in range(rng.randint(2, 7))] for _ in range(300)]
-    tokens, merges = list(BYTES), []
-    ids = {t: i for i, t in enumerate(tokens)}
-    for _ in range(60):
-        counts: dict = {}
-        for w in words:
-            for pair in zip(w, w[1:]):
-                counts[pair] = counts.get(pair, 0) + 1
-        if not counts:
-            break
-        best = max(counts, key=lambda p: (counts[p], p))
-        made = best[0] + best[1]
-        ids[made] = len(tokens)
-        tokens.append(made)
-        merges.append((ids[best[0]], ids[best[1]]))
-        for w in words:
-            i = 0
-            while i < len(w) - 1:
-                if (w[i], w[i + 1]) == best:
-                    w[i:i + 2] = [made]
-                i += 1
-    return tokens, merges
+    words = [[rng.choice(b"abcd") for _ in range(rng.randint(2, 7))] for _ in range(300)]
+    tokens = list(BYTES)
+    return tokens, textbook_bpe(tokens, words, 60)
 
 
 def test_random_vocabularies_equal_pure_bpe_either_way():

@@ -13,7 +13,6 @@ import json
 import os
 import random
 import stat
-from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -36,7 +35,7 @@ from cybpe.encode.encoder import RankEncoder
 from cybpe.formats.merges import _is_all_splits, all_splits_merges, canonical_merges
 from cybpe.formats.vocab import Vocab
 from cybpe.errors import ExportError, FormatError, InvalidParameterError, SaveError
-from support import eval_texts
+from support import eval_texts, textbook_bpe
 
 SIMPLE_PATTERN = r"""'(?i:[sdmt]|ll|ve|re)| ?\p{L}+| ?\p{N}{1,3}| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
 SAMPLE = (
@@ -56,21 +55,7 @@ def _train_small(n_merges: int = 60, seed: int = 0) -> Vocab:
     tokens = [bytes([b]) for b in order]
     index = {t: i for i, t in enumerate(tokens)}
     words = [[index[bytes([c])] for c in w.encode()] for w in regex.findall(SIMPLE_PATTERN, SAMPLE)]
-    merges = []
-    for _ in range(n_merges):
-        pairs = Counter(p for w in words for p in zip(w, w[1:]))
-        if not pairs:
-            break
-        best = max(pairs, key=lambda p: (pairs[p], -p[0], -p[1]))
-        new = len(tokens)
-        tokens.append(tokens[best[0]] + tokens[best[1]])
-        merges.append(best)
-        for w in words:
-            i = 0
-            while i < len(w) - 1:
-                if (w[i], w[i + 1]) == best:
-                    w[i : i + 2] = [new]
-                i += 1
+    merges = textbook_bpe(tokens, words, n_merges)
     n = len(tokens)
     return Vocab(tokens, merges, {"<|end|>": n, "<|pad|>": n + 5}, True)
 

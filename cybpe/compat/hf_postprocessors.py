@@ -135,12 +135,17 @@ class SingleLayout:
         return cls(before, after, before_types, after_types, type_id, True)
 
     def encoding(self, ids: list, source: str, filler: Callable) -> Encoding:
-        """The light encoding of a text whose ids are ``ids`` (which it may keep as its own)."""
+        """The light encoding of a text whose ids are ``ids`` (a list no one else holds: the
+        template's ids are added to it, and it becomes the encoding's)."""
         e = Encoding.__new__(Encoding)  # (Encoding._make, without its call and lists)
         e._type_ids = e._special = e._attention = e._ranges = None  # type: ignore[assignment]
         e._tokens = e._words = e._offsets = None
         e._overflowing = ()  # type: ignore[assignment]  # never appended to: read, or replaced
-        e._ids = [*self.before, *ids, *self.after] if self.before or self.after else ids
+        if self.before:  # ids is the engine's new list: moved up in place, not copied item by item
+            ids[0:0] = self.before
+        if self.after:
+            ids += self.after
+        e._ids = ids
         e._layout, e._source, e._filler = self, source, filler
         return e
 

@@ -56,10 +56,29 @@ class SpecialTokenSplitter:
 
     def first(self, text: str) -> Optional[str]:
         """The first special-token string in ``text``, or None."""
-        if not self.specials or (self._prefix and self._prefix not in text):
+        if not self.specials or (self._prefix and not self._may_hold_prefix(text)):
             return None
         m = self._regex().search(text)
         return m.group() if m else None
+
+    def _may_hold_prefix(self, text: str) -> bool:
+        """Whether the common prefix occurs in ``text``. Why not ``prefix in text``: for a prefix
+        of two or more characters that costs about a nanosecond per character (13 us on 16,000
+        characters), while finding its first character is ``memchr`` (about 0.1 us); the rare
+        places holding that character are checked one by one, and past 64 ``in`` takes over
+        (at worst about twice the plain search)."""
+        prefix = self._prefix
+        if len(prefix) == 1:
+            return prefix in text
+        head = prefix[0]
+        at = text.find(head)
+        for _ in range(64):
+            if at < 0:
+                return False
+            if text.startswith(prefix, at):
+                return True
+            at = text.find(head, at + 1)
+        return at >= 0 and prefix in text[at:]
 
 
 def checked_special_tokens(special_tokens: Any, argument: str = "special_tokens") -> list[str]:

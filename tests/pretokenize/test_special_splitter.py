@@ -46,6 +46,22 @@ def test_parts_and_first_agree_with_the_reference_scan(text):
     assert splitter.first(text) == next((p for p, special in expected if special), None)
 
 
+PREFIXED = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]  # one common prefix, "<|"
+_PREFIXED_TEXT = st.lists(st.sampled_from(PREFIXED + ["<", "<<", "|", "<|", "<|im", "x", " ", "中", "\ud800"]),
+                          max_size=40).map("".join)
+
+
+@settings(max_examples=examples(300), deadline=None)
+@given(text=_PREFIXED_TEXT, decoys=st.integers(0, 150))
+def test_first_with_a_common_prefix_and_many_near_misses(text, decoys):
+    """With a common prefix, first() looks for the prefix's first character before any search:
+    up to 64 near misses one by one, then a plain search. Texts with up to 150 lone '<' before
+    them, in three scripts' widths (ASCII, CJK, a surrogate), against the reference scan."""
+    splitter = SpecialTokenSplitter(PREFIXED)
+    for body in ("<" * decoys + text, "<a " * decoys + text, text + "<" * decoys):
+        assert splitter.first(body) == next((p for p, special in reference_parts(PREFIXED, body) if special), None)
+
+
 def test_no_specials_and_empty_text():
     assert list(SpecialTokenSplitter([]).parts("a<|endoftext|>")) == [("a<|endoftext|>", False)]
     assert SpecialTokenSplitter([]).first("<|endoftext|>") is None

@@ -437,7 +437,6 @@ class CybpeBackend:
             ids_b = engine.ids_batch(seconds, split_special)
             if not _all_utf8(seconds):
                 return None
-        target = None
         filler = _CallFiller(engine, split_special, add_special_tokens, fast, trunc, pp, padding)
         layout = (SingleLayout.of(pp, add_special_tokens)
                   if trunc is None and padding is None and seconds is None else None)

@@ -78,7 +78,7 @@ class SpecialTokenSplitter:
             if text.startswith(prefix, at):
                 return True
             at = text.find(head, at + 1)
-        return at >= 0 and prefix in text[at:]
+        return at >= 0 and text.find(prefix, at) >= 0
 
 
 def checked_special_tokens(special_tokens: Any, argument: str = "special_tokens") -> list[str]:

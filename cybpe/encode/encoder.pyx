@@ -55,6 +55,9 @@ from cybpe.encode.rank_tables cimport (
 from cybpe.encode.thread_cache cimport (
     THREAD_CACHE_MAX_BYTES, THREAD_CACHE_MAX_IDS, THREAD_CACHE_MAX_SPELLED_BYTES, THREAD_CACHE_MAX_SPELLED_IDS,
     THREAD_CACHE_WAYS, ThreadCacheEntry, next_encoder_serial, thread_cache_entries, thread_cache_key_of,
+    Front, FrontEntry, FRONT_BITS, FRONT_MAX_BYTES, FRONT_MAX_IDS, front_count, front_pays,
+    thread_front,
+    thread_front_set_generation,
     thread_cache_mask, thread_cache_tag, thread_cache_tags,
 )
 from cybpe._c.system cimport big_table_alloc, big_table_free
@@ -404,6 +407,149 @@ cdef int encode_block(const RankTables* t, const uint8_t** starts, const Py_ssiz
             continue
         if encode_uncut(t, s, n, hashes[k], out, shared, cuts) != 0:
             return -1
+    return 0
+
+
+cdef inline Py_ssize_t lane_sum(uint64_t lanes) noexcept nogil:
+    """The sum of the eight byte lanes of a word, each at most 128: pairs of lanes first (as
+    16-bit lanes, so the total, up to 1,024, cannot overflow one)."""
+    lanes = (lanes & 0x00FF00FF00FF00FFULL) + ((lanes >> 8) & 0x00FF00FF00FF00FFULL)
+    return <Py_ssize_t>((lanes * 0x0001000100010001ULL) >> 48)
+
+
+cdef inline Py_ssize_t high_bytes(const uint8_t* s, Py_ssize_t n) noexcept nogil:
+    """How many bytes of s[:n] are >= 0x80: one counter per byte lane of a word, added up
+    every 128 words (before a lane can pass 128) and at the end."""
+    cdef uint64_t lanes = 0
+    cdef Py_ssize_t i = 0, total = 0, words = 0
+    while i + 8 <= n:
+        lanes += (load64(s + i) >> 7) & 0x0101010101010101ULL
+        i += 8
+        words += 1
+        if words == 128:
+            total += lane_sum(lanes)
+            lanes = 0
+            words = 0
+    total += lane_sum(lanes)
+    while i < n:
+        total += s[i] >> 7
+        i += 1
+    return total
+
+
+cdef inline FrontEntry* front_slot(const Front* front, uint64_t h) noexcept nogil:
+    """The front-table entry of a piece of hash h (high bits: the token table and the set
+    index take the low ones)."""
+    return &front.entries[h >> (64 - FRONT_BITS)]
+
+
+cdef inline bint front_holds(const Front* front, const FrontEntry* e, const uint8_t* s,
+                             Py_ssize_t n, uint64_t head) noexcept nogil:
+    """The entry holds the ids of exactly s[:n] (2 <= n <= FRONT_MAX_BYTES, head its
+    head_word) for this encoder: equal generation, length, head_word and tail_word, which for
+    at most 16 bytes means equal bytes."""
+    return (e.generation == front.generation and e.head == head and e.length == n
+            and e.tail == tail_word(s, n))
+
+
+cdef inline void front_put(const Front* front, FrontEntry* e, uint64_t head, const uint8_t* s,
+                           Py_ssize_t n, const uint32_t* ids, Py_ssize_t n_ids) noexcept nogil:
+    """Keep s[:n] (2 <= n <= FRONT_MAX_BYTES, head its head_word) -> ids in its front entry,
+    over whatever was there, when the ids fit."""
+    if n_ids > FRONT_MAX_IDS:
+        return
+    e.head = head
+    e.tail = tail_word(s, n)
+    e.generation = front.generation
+    e.length = <uint16_t>n
+    e.n_ids = <uint8_t>n_ids
+    memcpy(e.ids, ids, n_ids * sizeof(uint32_t))
+
+
+cdef int encode_block_front(const RankTables* t, const uint8_t** starts,
+                            const Py_ssize_t* lengths, Py_ssize_t count, IdBuffer* out,
+                            ThreadCacheEntry* shared, const Front* front,
+                            CutMemo* cuts) noexcept nogil:
+    """encode_block for a block with a non-ASCII byte: a short piece with a non-ASCII byte looks
+    in this thread's front table first (few such pieces are tokens, and one entry answers for
+    it), then in the token table, then in encode_uncut; what it found is kept in its front
+    entry. Other pieces go as in encode_block. -1 when out of memory."""
+    cdef uint64_t heads[LOOKAHEAD]
+    cdef uint64_t hashes[LOOKAHEAD]
+    cdef token_t found[LOOKAHEAD]
+    cdef FrontEntry* fronts[LOOKAHEAD]
+    cdef Py_ssize_t k, n, total = 0
+    cdef int64_t before
+    cdef bint lookup = t.whole_piece_lookup
+    cdef const uint8_t* s
+    cdef FrontEntry* e
+    cdef uint32_t tokens = 0, others = 0
+    for k in range(count):
+        n = lengths[k]
+        total += n
+        fronts[k] = NULL
+        if n <= 0 or (n == 1 and not lookup):
+            continue
+        heads[k] = head_word(starts[k], n)
+        hashes[k] = hash_bytes(starts[k], n, heads[k])
+        if 2 <= n <= FRONT_MAX_BYTES and (heads[k] | tail_word(starts[k], n)) & 0x8080808080808080ULL:
+            fronts[k] = front_slot(front, hashes[k])
+            prefetch_read(fronts[k])
+        if lookup and n <= t.max_token_len:
+            prefetch_read(&t.token_slots[hashes[k] & t.token_mask])
+    if id_buffer_reserve(out, total + THREAD_CACHE_MAX_SPELLED_IDS) != 0:  # the fixed-size copies
+        return -1
+    for k in range(count):
+        n = lengths[k]
+        found[k] = -1
+        if n <= 0:
+            continue
+        e = fronts[k]
+        if e != NULL and front_holds(front, e, starts[k], n, heads[k]):
+            found[k] = -2
+            continue
+        if lookup and n <= t.max_token_len:
+            found[k] = probe_token(t, starts[k], n, heads[k], hashes[k] & t.token_mask)
+            if found[k] >= 0:
+                continue
+        if n >= 2 and shared != NULL:
+            thread_cache_prefetch(shared, hashes[k])
+    for k in range(count):
+        n = lengths[k]
+        if n <= 0:
+            continue
+        s = starts[k]
+        e = fronts[k]
+        if found[k] >= 0:
+            out.data[out.size] = <uint32_t>found[k]
+            out.size += 1
+            if e != NULL:
+                front_put(front, e, heads[k], s, n, out.data + out.size - 1, 1)
+                tokens += 1
+            continue
+        # Checked again: a piece before this one in the block may have taken the entry since.
+        if found[k] == -2 and front_holds(front, e, s, n, heads[k]):
+            memcpy(out.data + out.size, e.ids, FRONT_MAX_IDS * sizeof(uint32_t))  # fixed size
+            out.size += e.n_ids
+            if e.n_ids == 1:
+                tokens += 1
+            else:
+                others += 1
+            continue
+        if n == 1:
+            if merge_piece(t, s, n, out, PATH_AUTO) != 0:
+                return -1
+            continue
+        before = out.size
+        if encode_uncut(t, s, n, hashes[k], out, shared, cuts) != 0:
+            return -1
+        if e != NULL:
+            front_put(front, e, heads[k], s, n, out.data + before, out.size - before)
+            if out.size - before == 1:
+                tokens += 1
+            else:
+                others += 1
+    front_count(front, tokens, others)
     return 0
 
 
@@ -934,9 +1080,10 @@ cdef class RankEncoder:
         cdef const uint8_t* starts[LOOKAHEAD]
         cdef Py_ssize_t lengths[LOOKAHEAD]
         cdef int64_t start = 0
-        cdef Py_ssize_t i = 0, k, count
+        cdef Py_ssize_t i = 0, k, count, size
         cdef int rc = 0
         cdef ThreadCacheEntry* shared = thread_cache_entries()
+        cdef Front front = thread_front(shared, self.tables.cache_owner)
         cdef CutMemo cuts
         cuts.ready = False
         while i < n_pieces and rc == 0:
@@ -945,7 +1092,16 @@ cdef class RankEncoder:
                 starts[k] = data + start
                 lengths[k] = ends[i + k] - start
                 start = ends[i + k]
-            rc = encode_block(&self.tables, starts, lengths, count, out, shared, &cuts)
+            # A block mostly of non-ASCII bytes goes through the front table; text mostly of
+            # ASCII (English, code, the Latin alphabets) straight to the token table, where its
+            # short pieces mostly are (docs/history.md, "Front table").
+            size = start - (starts[0] - data)
+            if (front.entries != NULL and 2 * high_bytes(starts[0], size) > size
+                    and front_pays(&front)):
+                rc = encode_block_front(&self.tables, starts, lengths, count, out, shared, &front,
+                                        &cuts)
+            else:
+                rc = encode_block(&self.tables, starts, lengths, count, out, shared, &cuts)
             i += count
         return rc
 
@@ -1275,6 +1431,24 @@ def _thread_cache_layout():
     them (for tests that crowd one set)."""
     return (thread_cache_mask(), THREAD_CACHE_WAYS, THREAD_CACHE_MAX_BYTES, THREAD_CACHE_MAX_IDS,
             THREAD_CACHE_MAX_SPELLED_IDS, THREAD_CACHE_MAX_SPELLED_BYTES)
+
+
+def _high_bytes(data):
+    """How many bytes of ``data`` are >= 0x80, as the encoder counts them to choose a block's
+    path (for its test)."""
+    cdef bytes b = _as_bytes(data)
+    return high_bytes(<const uint8_t*>PyBytes_AS_STRING(b), PyBytes_GET_SIZE(b))
+
+
+def _front_layout():
+    """(bits, most bytes, most ids) of the per-thread front table (thread_cache.pxd): a piece's
+    entry is ``_piece_hash(piece) >> (64 - bits)`` (for tests that make pieces share one)."""
+    return FRONT_BITS, FRONT_MAX_BYTES, FRONT_MAX_IDS
+
+
+def _set_front_generation(generation):
+    """Set the calling thread's front-table generation (for the test of its wrap-around)."""
+    thread_front_set_generation(thread_cache_entries(), <uint32_t>generation)
 
 
 def _rebuild_rank_encoder(tokens, merges, whole_piece_lookup, special_tokens):

@@ -42,16 +42,34 @@
 # array instead of four lines of entries; only a matching tag reads its entry. Entries never
 # move: a new one is written over the oldest, and only the tags are shifted.
 #
+# The front table (after the tags: a 64-byte header, then 2^15 entries of 64 bytes, 2 MiB) is a
+# direct-mapped cache in front of both the token table and the entries above, for pieces of
+# 2..16 bytes with a non-ASCII byte in blocks mostly of non-ASCII text (encoder.pyx,
+# encode_block_front): one entry, keyed by the piece's head_word, tail_word and length (which
+# for at most 16 bytes are its bytes), answers a piece, token or not, in one cache line. An entry
+# holds for the thread's generation: a call from another encoder than the last takes a new one
+# (so nothing is cleared), and a wrap-around of the 32-bit count clears the table.
+#
+#     front = thread_front(entries, serial)           # once per call
+#     e = &front.entries[hash >> (64 - FRONT_BITS)]
+#     if e.generation == front.generation and e.length == n and e.head == head_word(s, n) \
+#             and e.tail == tail_word(s, n):
+#         ...  # e.ids[0:e.n_ids]
+#
+# front_pays / front_count keep, per thread and encoder, how many of the pieces the table
+# answered were one token: where most are (o200k's Cyrillic or Devanagari), the table steps
+# aside but for one block in 16.
+#
 # Performance notes (the simulations, timings and dropped variants: docs/history.md, "Thread
-# piece cache"): 2^16 entries (4 MiB per thread, and 256 KiB of tags) in sets of four, the oldest evicted
+# piece cache" and "Front table"): 2^16 entries (4 MiB per thread, and 256 KiB of tags) in sets of four, the oldest evicted
 # (insertion order; LRU gains little). Fewer ways or entries leave sets that several common
 # pieces share missing on every pass; more cost the languages whose pieces nearly all hit
 # already. Spelled entries cover the pieces a keyed one cannot hold (longer than 32 bytes,
 # like table rules, or of 5-12 ids), which would otherwise be merged again on every warm pass.
 #
-# Thread safety: every thread has its own entries (a pthread key; freed by its destructor when the
-# thread ends), so no entry is ever read or written by two threads. next_encoder_serial is an
-# atomic increment. All of it is callable without the GIL.
+# Thread safety: every thread has its own entries, tags and front table (a pthread key; freed by
+# its destructor when the thread ends), so no entry is ever read or written by two threads.
+# next_encoder_serial is an atomic increment. All of it is callable without the GIL.
 
 from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t
 
@@ -63,6 +81,7 @@ cdef extern from *:
     #define CYBPE_THREAD_CACHE
     #include <stdint.h>
     #include <stdlib.h>
+    #include <string.h>
 
     #define CYBPE_THREAD_CACHE_BITS 16   /* entries: 2^16 * 64 bytes = 4 MiB */
     #define CYBPE_THREAD_CACHE_WAYS 4
@@ -85,8 +104,94 @@ cdef extern from *:
     /* The bytes of one thread's entries and their tags, in small pages from the C allocator (a
        huge page's first touch can wait for compaction, and it would come in an encode call:
        _c/system.pxd, big_table_alloc). */
-    #define CYBPE_THREAD_CACHE_SIZE ((((size_t)1) << CYBPE_THREAD_CACHE_BITS) \
-                                     * (sizeof(cybpe_thread_cache_entry) + sizeof(uint32_t)))
+    /* The front table: one entry per slot (direct-mapped), for pieces of 2..16 bytes and at
+       most 10 ids, tokens included, checked before the token table and the entries above.
+       An entry is valid only while its generation is the thread's: the thread takes a new
+       generation whenever a call comes from another encoder than the last one. */
+    #define CYBPE_FRONT_BITS 15
+    #define CYBPE_FRONT_MAX_BYTES 16
+    #define CYBPE_FRONT_MAX_IDS 10
+    typedef struct {                /* 64 bytes */
+        uint64_t head;              /* head_word of the piece */
+        uint64_t tail;              /* tail_word of the piece (0 for <= 8 bytes) */
+        uint32_t generation;        /* 0: empty */
+        uint16_t length;
+        uint8_t n_ids;
+        uint8_t unused;
+        uint32_t ids[CYBPE_FRONT_MAX_IDS];
+    } cybpe_front_entry;
+    typedef struct {                /* 64 bytes, before the front entries */
+        uint64_t owner;             /* the serial of the encoder of the last call */
+        uint32_t generation;
+        /* Of the pieces the table answered or took lately for this encoder: how many were one
+           token, how many more ids (halved now and then). Where most are tokens, the token
+           table answers as fast and the table only costs. */
+        uint32_t token_answers;
+        uint32_t other_answers;
+        uint32_t blocks;            /* blocks that chose by the two counts, for sampling */
+        uint32_t unused[10];
+    } cybpe_front_header;
+    typedef struct {
+        cybpe_front_entry* entries; /* NULL: no front table */
+        uint32_t generation;
+        cybpe_front_header* header;
+    } cybpe_front;
+    #define CYBPE_THREAD_CACHE_MAIN_SIZE ((((size_t)1) << CYBPE_THREAD_CACHE_BITS) \
+                                          * (sizeof(cybpe_thread_cache_entry) + sizeof(uint32_t)))
+    #define CYBPE_THREAD_CACHE_SIZE (CYBPE_THREAD_CACHE_MAIN_SIZE + sizeof(cybpe_front_header) \
+                                     + (((size_t)1) << CYBPE_FRONT_BITS) * sizeof(cybpe_front_entry))
+    /* The front table of this thread's cache, bound to the encoder of serial `owner`. */
+    static inline cybpe_front cybpe_thread_front(cybpe_thread_cache_entry* entries, uint64_t owner) {
+        cybpe_front f;
+        cybpe_front_header* h;
+        f.entries = NULL;
+        f.generation = 0;
+        f.header = NULL;
+        if (entries == NULL) return f;
+        h = (cybpe_front_header*)((uint8_t*)entries + CYBPE_THREAD_CACHE_MAIN_SIZE);
+        f.entries = (cybpe_front_entry*)(h + 1);
+        f.header = h;
+        if (h->owner != owner || h->generation == 0) {
+            h->owner = owner;
+            h->token_answers = h->other_answers = h->blocks = 0;
+            h->generation += 1;
+            if (h->generation == 0xFFFFFFFFu) {  /* never reuse a generation: clear, start again */
+                memset(f.entries, 0, (((size_t)1) << CYBPE_FRONT_BITS) * sizeof(cybpe_front_entry));
+                h->generation = 1;
+            }
+        }
+        f.generation = h->generation;
+        return f;
+    }
+    /* The front table should take this block (of mostly non-ASCII bytes): it does while at most
+       a third of the pieces it answered lately were one token, and for one block in 16
+       either way, so that the counts follow the text. */
+    static inline int cybpe_front_pays(const cybpe_front* f) {
+        cybpe_front_header* h = f->header;
+        h->blocks += 1;
+        return 3 * (uint64_t)h->token_answers <= (uint64_t)h->token_answers + h->other_answers
+               || (h->blocks & 15) == 0;
+    }
+    /* Count a block's answers: tokens, and pieces of more ids. */
+    static inline void cybpe_front_count(const cybpe_front* f, uint32_t tokens, uint32_t others) {
+        cybpe_front_header* h = f->header;
+        h->token_answers += tokens;
+        h->other_answers += others;
+        if (h->token_answers + h->other_answers > 4096) {
+            h->token_answers /= 2;
+            h->other_answers /= 2;
+        }
+    }
+    /* For tests: make this thread's front generation `generation` (bound to no encoder, so the
+       next call takes generation + 1; 0xFFFFFFFE makes it clear the table and start again). */
+    static inline void cybpe_thread_front_set_generation(cybpe_thread_cache_entry* entries,
+                                                         uint32_t generation) {
+        cybpe_front_header* h;
+        if (entries == NULL) return;
+        h = (cybpe_front_header*)((uint8_t*)entries + CYBPE_THREAD_CACHE_MAIN_SIZE);
+        h->owner = 0;
+        h->generation = generation;
+    }
 
     /* The tags after the entries, four per set like the entries: a set's tags are in insertion
        order, newest first, 0 where empty; a tag's low two bits say which of the set's entries
@@ -160,6 +265,25 @@ cdef extern from *:
     const int THREAD_CACHE_MAX_SPELLED_IDS "CYBPE_THREAD_CACHE_MAX_SPELLED_IDS"
     const int THREAD_CACHE_MAX_SPELLED_BYTES "CYBPE_THREAD_CACHE_MAX_SPELLED_BYTES"
     const int THREAD_CACHE_WAYS "CYBPE_THREAD_CACHE_WAYS"
+    ctypedef struct FrontEntry "cybpe_front_entry":
+        uint64_t head
+        uint64_t tail
+        uint32_t generation
+        uint16_t length
+        uint8_t n_ids
+        uint32_t ids[10]
+    ctypedef struct Front "cybpe_front":
+        FrontEntry* entries
+        uint32_t generation
+    bint front_pays "cybpe_front_pays"(const Front* front) noexcept nogil
+    void front_count "cybpe_front_count"(const Front* front, uint32_t tokens,
+                                         uint32_t others) noexcept nogil
+    const int FRONT_BITS "CYBPE_FRONT_BITS"
+    const int FRONT_MAX_BYTES "CYBPE_FRONT_MAX_BYTES"
+    const int FRONT_MAX_IDS "CYBPE_FRONT_MAX_IDS"
+    Front thread_front "cybpe_thread_front"(ThreadCacheEntry* entries, uint64_t owner) noexcept nogil
+    void thread_front_set_generation "cybpe_thread_front_set_generation"(
+        ThreadCacheEntry* entries, uint32_t generation) noexcept nogil
     uint64_t next_encoder_serial "cybpe_next_encoder_serial"() noexcept nogil
     uint64_t thread_cache_mask "cybpe_thread_cache_mask"() noexcept nogil
     ThreadCacheEntry* thread_cache_entries "cybpe_thread_cache_entries"() noexcept nogil

@@ -503,9 +503,10 @@ cdef inline Py_ssize_t scan_pieces(Kind* kind, const uint8_t* s, Py_ssize_t n,
     if reserve_ends(ends, capacity, n // 4 + 16) != 0:
         return SCAN_NO_MEMORY
     while pos < n:
-        if Kind is Cl100kKind:
+        if Kind is Cl100kKind or Kind is Llama3Kind:
             # 64 ASCII bytes at a time where the text allows (cl100k_window.pxd); the last 64
-            # bytes, and pieces at non-ASCII text, go one at a time.
+            # bytes, and pieces at non-ASCII text, go one at a time. Llama 3's pattern splits
+            # like cl100k's but at the end of the text, which no window reaches.
             if pos + 64 <= n and ascii8(s + pos):
                 if reserve_ends(ends, capacity, count + 64) != 0:
                     return SCAN_NO_MEMORY

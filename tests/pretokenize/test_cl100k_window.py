@@ -19,7 +19,7 @@ import cybpe
 from cybpe.pretokenize.scanner import Scanner, _ascii_masks_both, _ends_by_scan_next
 from support import examples
 
-NAMES = ["cl100k", "gpt4-digits3"]  # the two kinds that take the window path
+NAMES = ["cl100k", "gpt4-digits3", "llama3"]  # the kinds that take the window path
 
 ATOMS = [
     " ", "  ", "   ", "\t", "\n", "\r", "\r\n", "\n\n", " \n", "\n ", "\x0b", "\x0c", "\x1c", "\x1f",
@@ -32,8 +32,9 @@ RARE_ATOMS = ["é", "中", "\u00a0", "\u2028", "\u3000", "ſ", "\u212a", "١", "
 
 
 def oracles(name: str) -> tuple[Scanner, cybpe.PreTokenizer]:
-    return Scanner(name), cybpe.get_pretokenizer(name if name == "cl100k" else "gpt4-digits",
-                                                 **({} if name == "cl100k" else {"digits": 3})).with_regex_only()
+    if name == "gpt4-digits3":
+        return Scanner(name), cybpe.get_pretokenizer("gpt4-digits", digits=3).with_regex_only()
+    return Scanner(name), cybpe.get_pretokenizer(name).with_regex_only()
 
 
 def assert_window_split(name: str, text: str, label: str) -> None:
@@ -84,10 +85,11 @@ def test_hypothesis_atoms(atoms):
     assert_window_split("cl100k", "".join(atoms), "hypothesis")
 
 
-def test_long_runs_cross_windows():
+@pytest.mark.parametrize("name", ["cl100k", "llama3"])
+def test_long_runs_cross_windows(name):
     for atom in [" ", "\t", "\n", "\r\n", " \n", "a", "1", "!", "'s", ".\n", "x ", "x\n  "]:
-        for tail in ["", "x", " x", "\n", "!"]:
-            assert_window_split("cl100k", "w " + atom * 300 + tail + " after" * 20, f"run of {atom!r}")
+        for tail in ["", "x", " x", "\n", "!", "  \n ", " \n\n"]:  # ends where the two differ
+            assert_window_split(name, "w " + atom * 300 + tail + " after" * 20 + tail, f"run of {atom!r}")
 
 
 def test_vector_masks_match_the_byte_loop():

@@ -3,9 +3,12 @@
 #   '(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+
 #   | ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s
 #
-# Usage (scanner.pyx, the cl100k and gpt4-digits3 loop):
+# The same splits hold for the patterns that differ from cl100k's only in the digit group (1, 2 or
+# 3) and at the end of the text (Llama 3, Qwen2, gpt4-digits1/2/3): `digits` says which group.
+#
+# Usage (scanner.pyx, scan_pieces):
 #     from cybpe.pretokenize.cl100k_window cimport cl100k_window
-#     found = cl100k_window(s, pos, out)   # s[pos:pos + 64] readable, pos a piece start,
+#     found = cl100k_window(s, pos, out, 3)   # s[pos:pos + 64] readable, pos a piece start,
 #                                          # out[0:64] writable
 #     # found > 0: out[0:found] are the next piece ends (all < pos + 64), and the last one is
 #     # a piece start again; 0: nothing certain in this window, take one piece the scalar way.
@@ -45,9 +48,12 @@ cdef inline int contraction_length(const uint8_t* p) noexcept nogil:
     return 0
 
 
-cdef inline Py_ssize_t cl100k_window(const uint8_t* s, Py_ssize_t pos, int64_t* out) noexcept nogil:
+cdef inline Py_ssize_t cl100k_window(const uint8_t* s, Py_ssize_t pos, int64_t* out,
+                                     int digits) noexcept nogil:
     """Write the piece ends certain in s[pos:pos + 64] (pos a piece start) to out (room for 64
-    entries; those past the ends written are overwritten freely); how many."""
+    entries; those past the ends written are overwritten freely); how many. digits: 3 for
+    \p{N}{1,3}+, 2 for \p{N}{1,2}+, 1 for \p{N} (a constant at every call, so the compiler
+    drops the other cases)."""
     cdef AsciiMasks m
     cybpe_ascii_masks64(s + pos, &m)
     cdef int valid = 64 if m.high == 0 else lowest_bit(m.high)
@@ -71,13 +77,18 @@ cdef inline Py_ssize_t cl100k_window(const uint8_t* s, Py_ssize_t pos, int64_t* 
     # A letter starts a piece after a digit or a newline, or after punctuation that is not one
     # lone [^\r\n\p{L}\p{N}] taking the letters as its prefix (a run of two, or " " + one).
     starts = letter & (prev_digit | prev_newline | (prev_punct & ((punct << 2) | (blank << 2))))
-    # Numbers: in threes from each run's start.
-    groups = digit & ~prev_digit
-    while True:
-        grown = (groups << 3) & digit & prev_digit & (digit << 2)
-        if not (grown & ~groups):
-            break
-        groups |= grown
+    # Numbers: in groups of `digits` from each run's start.
+    if digits == 1:
+        groups = digit
+    else:
+        groups = digit & ~prev_digit
+        while True:
+            grown = (groups << digits) & digit & prev_digit
+            if digits == 3:
+                grown &= digit << 2
+            if not (grown & ~groups):
+                break
+            groups |= grown
     starts |= groups
     # Punctuation runs start after anything but punctuation and a " " (which they take).
     starts |= punct & (prev_letter | prev_digit | prev_newline | (prev_other & ~prev_blank))

@@ -493,6 +493,15 @@ cdef inline Py_ssize_t piece_end(Kind* kind, const uint8_t* s, Py_ssize_t n,
         return n  # an unknown kind: one piece (never reached through Scanner)
 
 
+cdef inline int window_digits(Kind* kind) noexcept nogil:
+    """The digit group of a kind that takes cl100k_window: 1, 2 or 3."""
+    if Kind is Qwen2Kind or Kind is Digits1Kind:
+        return 1
+    elif Kind is Digits2Kind:
+        return 2
+    return 3
+
+
 cdef inline Py_ssize_t scan_pieces(Kind* kind, const uint8_t* s, Py_ssize_t n,
                                    int64_t** ends, Py_ssize_t* capacity) noexcept nogil:
     """Every piece end of s[0:n]: their number, or SCAN_NO_MEMORY."""
@@ -503,14 +512,15 @@ cdef inline Py_ssize_t scan_pieces(Kind* kind, const uint8_t* s, Py_ssize_t n,
     if reserve_ends(ends, capacity, n // 4 + 16) != 0:
         return SCAN_NO_MEMORY
     while pos < n:
-        if Kind is Cl100kKind or Kind is Llama3Kind:
+        if (Kind is Cl100kKind or Kind is Llama3Kind or Kind is Qwen2Kind or Kind is Digits1Kind
+                or Kind is Digits2Kind):
             # 64 ASCII bytes at a time where the text allows (cl100k_window.pxd); the last 64
-            # bytes, and pieces at non-ASCII text, go one at a time. Llama 3's pattern splits
-            # like cl100k's but at the end of the text, which no window reaches.
+            # bytes, and pieces at non-ASCII text, go one at a time. These patterns split like
+            # cl100k's but for the digit group and at the end of the text, which no window reaches.
             if pos + 64 <= n and ascii8(s + pos):
                 if reserve_ends(ends, capacity, count + 64) != 0:
                     return SCAN_NO_MEMORY
-                found = cl100k_window(s, pos, ends[0] + count)
+                found = cl100k_window(s, pos, ends[0] + count, window_digits(kind))
                 if found:
                     count += found
                     pos = ends[0][count - 1]

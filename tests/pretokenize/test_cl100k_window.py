@@ -19,7 +19,8 @@ import cybpe
 from cybpe.pretokenize.scanner import Scanner, _ascii_masks_both, _ends_by_scan_next
 from support import examples
 
-NAMES = ["cl100k", "gpt4-digits3", "llama3"]  # the kinds that take the window path
+# The kinds that take the window path.
+NAMES = ["cl100k", "gpt4-digits3", "llama3", "qwen2", "gpt4-digits1", "gpt4-digits2"]
 
 ATOMS = [
     " ", "  ", "   ", "\t", "\n", "\r", "\r\n", "\n\n", " \n", "\n ", "\x0b", "\x0c", "\x1c", "\x1f",
@@ -32,8 +33,8 @@ RARE_ATOMS = ["é", "中", "\u00a0", "\u2028", "\u3000", "ſ", "\u212a", "١", "
 
 
 def oracles(name: str) -> tuple[Scanner, cybpe.PreTokenizer]:
-    if name == "gpt4-digits3":
-        return Scanner(name), cybpe.get_pretokenizer("gpt4-digits", digits=3).with_regex_only()
+    if name.startswith("gpt4-digits"):
+        return Scanner(name), cybpe.get_pretokenizer("gpt4-digits", digits=int(name[-1])).with_regex_only()
     return Scanner(name), cybpe.get_pretokenizer(name).with_regex_only()
 
 
@@ -85,7 +86,7 @@ def test_hypothesis_atoms(atoms):
     assert_window_split("cl100k", "".join(atoms), "hypothesis")
 
 
-@pytest.mark.parametrize("name", ["cl100k", "llama3"])
+@pytest.mark.parametrize("name", ["cl100k", "llama3", "qwen2"])
 def test_long_runs_cross_windows(name):
     for atom in [" ", "\t", "\n", "\r\n", " \n", "a", "1", "!", "'s", ".\n", "x ", "x\n  "]:
         for tail in ["", "x", " x", "\n", "!", "  \n ", " \n\n"]:  # ends where the two differ

@@ -1,5 +1,5 @@
-# Class bitmasks of 64 bytes at once, for the window scanner of the cl100k pattern
-# (pretokenize/scanner.pyx, cl100k_window). Bit i of each mask describes byte p[i].
+# Class bitmasks of 64 bytes at once, for the window scanner of the cl100k-like patterns
+# (pretokenize/cl100k_window.pxd: cl100k, Llama 3, Qwen2, o200k). Bit i of each mask describes byte p[i].
 #
 # Usage:
 #     from cybpe._c.ascii_masks cimport AsciiMasks, cybpe_ascii_masks64
@@ -34,6 +34,8 @@ cdef extern from *:
         uint64_t newline;     /* [\\r\\n] */
         uint64_t blank;       /* ' ' */
         uint64_t apostrophe;  /* '\\'' */
+        uint64_t upper;       /* [A-Z] (o200k splits letter runs where one follows [a-z]) */
+        uint64_t slash;       /* '/' (o200k's punctuation pieces take [\\r\\n/]* after them) */
     } CybpeAsciiMasks;
 
     static inline void cybpe_ascii_masks64_bytes(const uint8_t* p, CybpeAsciiMasks* m) {
@@ -41,12 +43,16 @@ cdef extern from *:
         uint8_t b, lower;
         uint64_t bit;
         m->high = m->letter = m->digit = m->space = m->newline = m->blank = m->apostrophe = 0;
+        m->upper = m->slash = 0;
         for (i = 0; i < 64; i++) {
             b = p[i];
             bit = (uint64_t)1 << i;
             lower = (uint8_t)(b | 0x20);
             if (b >= 0x80) m->high |= bit;
-            else if (lower >= 'a' && lower <= 'z') m->letter |= bit;
+            else if (lower >= 'a' && lower <= 'z') {
+                m->letter |= bit;
+                if (b <= 'Z') m->upper |= bit;
+            }
             else if (b >= '0' && b <= '9') m->digit |= bit;
             else if ((b >= 0x09 && b <= 0x0D) || b == ' ') {
                 m->space |= bit;
@@ -54,6 +60,7 @@ cdef extern from *:
                 if (b == ' ') m->blank |= bit;
             }
             else if (b == '\\'') m->apostrophe |= bit;
+            else if (b == '/') m->slash |= bit;
         }
     }
 
@@ -70,6 +77,7 @@ cdef extern from *:
         uint64_t shift;
         __m128i x, lower, t;
         m->high = m->letter = m->digit = m->space = m->newline = m->blank = m->apostrophe = 0;
+        m->upper = m->slash = 0;
         for (k = 0; k < 4; k++) {
             shift = 16 * (uint64_t)k;
             x = _mm_loadu_si128((const __m128i*)(p + 16 * k));
@@ -93,6 +101,11 @@ cdef extern from *:
             m->blank |= (uint64_t)(uint16_t)_mm_movemask_epi8(t) << shift;
             t = _mm_cmpeq_epi8(x, _mm_set1_epi8('\\''));
             m->apostrophe |= (uint64_t)(uint16_t)_mm_movemask_epi8(t) << shift;
+            t = _mm_and_si128(_mm_cmpgt_epi8(x, _mm_set1_epi8('A' - 1)),
+                              _mm_cmplt_epi8(x, _mm_set1_epi8('Z' + 1)));
+            m->upper |= (uint64_t)(uint16_t)_mm_movemask_epi8(t) << shift;
+            t = _mm_cmpeq_epi8(x, _mm_set1_epi8('/'));
+            m->slash |= (uint64_t)(uint16_t)_mm_movemask_epi8(t) << shift;
         }
     }
     #else
@@ -108,6 +121,8 @@ cdef extern from *:
         uint64_t newline
         uint64_t blank
         uint64_t apostrophe
+        uint64_t upper
+        uint64_t slash
     void cybpe_ascii_masks64(const uint8_t* p, AsciiMasks* m) noexcept nogil
     void cybpe_ascii_masks64_bytes(const uint8_t* p, AsciiMasks* m) noexcept nogil
     bint ascii8 "cybpe_ascii8"(const uint8_t* p) noexcept nogil   # reads p[0:8]

@@ -5,6 +5,10 @@
 #
 # The same splits hold for the patterns that differ from cl100k's only in the digit group (1, 2 or
 # 3) and at the end of the text (Llama 3, Qwen2, gpt4-digits1/2/3): `digits` says which group.
+# o200k's (`cased`) differs in three more ways, each a few masks: a letter run splits where an
+# upper-case letter follows a lower-case one; 's, 'll, ... right after a word ends the word's
+# piece (there is no contraction piece of its own); and a punctuation piece takes [\r\n/]*,
+# so slashes after its newlines are in it too.
 #
 # Usage (scanner.pyx, scan_pieces):
 #     from cybpe.pretokenize.cl100k_window cimport cl100k_window
@@ -49,11 +53,12 @@ cdef inline int contraction_length(const uint8_t* p) noexcept nogil:
 
 
 cdef inline Py_ssize_t cl100k_window(const uint8_t* s, Py_ssize_t pos, int64_t* out,
-                                     int digits) noexcept nogil:
+                                     int digits, bint cased) noexcept nogil:
     """Write the piece ends certain in s[pos:pos + 64] (pos a piece start) to out (room for 64
     entries; those past the ends written are overwritten freely); how many. digits: 3 for
     \p{N}{1,3}+, 2 for \p{N}{1,2}+, 1 for \p{N} (a constant at every call, so the compiler
-    drops the other cases)."""
+    drops the other cases). cased: o200k's rules instead of the contraction pieces (see the
+    module comment)."""
     cdef AsciiMasks m
     cybpe_ascii_masks64(s + pos, &m)
     cdef int valid = 64 if m.high == 0 else lowest_bit(m.high)
@@ -64,19 +69,27 @@ cdef inline Py_ssize_t cl100k_window(const uint8_t* s, Py_ssize_t pos, int64_t* 
     cdef uint64_t letter = m.letter & inside, digit = m.digit & inside
     cdef uint64_t space = m.space & inside, newline = m.newline & inside
     cdef uint64_t blank = m.blank & inside, apostrophe = m.apostrophe & inside
+    cdef uint64_t upper = m.upper & inside, slash = m.slash & inside
     cdef uint64_t other_space = space & ~newline                      # \s but not [\r\n]
     cdef uint64_t punct = inside & ~(letter | digit | space)          # [^\s\p{L}\p{N}]
     # Bit q of prev_X: byte q-1 is in X (nothing precedes offset 0: it starts the text here).
     cdef uint64_t prev_letter = letter << 1, prev_digit = digit << 1, prev_space = space << 1
     cdef uint64_t prev_newline = newline << 1, prev_punct = punct << 1, prev_blank = blank << 1
     cdef uint64_t prev_other = other_space << 1
-    # [\r\n]*+ after a punctuation run: the newline runs that begin right after one.
-    cdef uint64_t absorbed = ((newline + (newline & prev_punct)) ^ newline) & newline
+    # [\r\n]*+ after a punctuation run: the newline runs that begin right after one. o200k's
+    # [\r\n/]* goes on through slashes once it has begun (a slash right after the run is in it).
+    # (A run may hold several newlines after punctuation, "/\n/\n": a second one meets the carry
+    # and keeps its bit, so the seeds are added back.)
+    cdef uint64_t tail = (newline | slash) if cased else newline
+    cdef uint64_t seeds = newline & prev_punct
+    cdef uint64_t absorbed = (((tail + seeds) ^ tail) & tail) | seeds
     cdef uint64_t starts, groups, grown, after_newline, rest, apostrophe_starts
-    cdef int q, r
+    cdef int q, r, ended
     # A letter starts a piece after a digit or a newline, or after punctuation that is not one
     # lone [^\r\n\p{L}\p{N}] taking the letters as its prefix (a run of two, or " " + one).
-    starts = letter & (prev_digit | prev_newline | (prev_punct & ((punct << 2) | (blank << 2))))
+    # (o200k: a slash its tail took is not the same punctuation run.)
+    starts = letter & (prev_digit | prev_newline | (prev_punct & ((((punct & ~absorbed) if cased else punct) << 2)
+                                                                 | (blank << 2))))
     # Numbers: in groups of `digits` from each run's start.
     if digits == 1:
         groups = digit
@@ -114,16 +127,35 @@ cdef inline Py_ssize_t cl100k_window(const uint8_t* s, Py_ssize_t pos, int64_t* 
             break
         if not ((newline >> r) & 1):
             starts |= (<uint64_t>1) << q
-    # Contractions: an apostrophe that starts a piece (offset 0 always does) takes 's, 'll, ...
-    apostrophe_starts = (starts | 1) & apostrophe
-    while apostrophe_starts:
-        q = lowest_bit(apostrophe_starts)
-        apostrophe_starts &= apostrophe_starts - 1
-        if q > cutoff:
-            break
-        r = contraction_length(s + pos + q)
-        if r:
-            starts |= (<uint64_t>1) << (q + r)
+    if cased:
+        # o200k: a letter run splits where an upper-case letter follows a lower-case one; what
+        # follows a tail's slash starts a piece; an apostrophe right after a letter that makes
+        # 's, 'll, ... ends the word's piece instead of starting one.
+        starts |= upper & ((letter & ~upper) << 1)
+        starts = (starts & ~absorbed) | ((letter | punct) & ~absorbed & ((absorbed & slash) << 1))
+        # (An apostrophe right where a contraction ended starts the next piece: "'s's" is one.)
+        apostrophe_starts = apostrophe & prev_letter
+        ended = -1
+        while apostrophe_starts:
+            q = lowest_bit(apostrophe_starts)
+            apostrophe_starts &= apostrophe_starts - 1
+            if q > cutoff:
+                break
+            r = contraction_length(s + pos + q)
+            if r and q != ended:  # nothing inside the contraction starts a piece ("'lL")
+                starts = (starts & ~((((<uint64_t>1) << r) - 1) << q)) | ((<uint64_t>1) << (q + r))
+                ended = q + r
+    else:
+        # Contractions: an apostrophe that starts a piece (offset 0 always does) takes 's, ...
+        apostrophe_starts = (starts | 1) & apostrophe
+        while apostrophe_starts:
+            q = lowest_bit(apostrophe_starts)
+            apostrophe_starts &= apostrophe_starts - 1
+            if q > cutoff:
+                break
+            r = contraction_length(s + pos + q)
+            if r:
+                starts |= (<uint64_t>1) << (q + r)
     starts &= (((<uint64_t>1) << (cutoff + 1)) - 1) & ~(<uint64_t>1)
     # Eight ends per pass, without a test between them (the caller keeps 64 entries free, and
     # entries past the last end are scratch): a loop of one end per pass mispredicted its exit

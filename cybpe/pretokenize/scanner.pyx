@@ -513,14 +513,14 @@ cdef inline Py_ssize_t scan_pieces(Kind* kind, const uint8_t* s, Py_ssize_t n,
         return SCAN_NO_MEMORY
     while pos < n:
         if (Kind is Cl100kKind or Kind is Llama3Kind or Kind is Qwen2Kind or Kind is Digits1Kind
-                or Kind is Digits2Kind):
+                or Kind is Digits2Kind or Kind is O200kKind):
             # 64 ASCII bytes at a time where the text allows (cl100k_window.pxd); the last 64
             # bytes, and pieces at non-ASCII text, go one at a time. These patterns split like
             # cl100k's but for the digit group and at the end of the text, which no window reaches.
             if pos + 64 <= n and ascii8(s + pos):
                 if reserve_ends(ends, capacity, count + 64) != 0:
                     return SCAN_NO_MEMORY
-                found = cl100k_window(s, pos, ends[0] + count, window_digits(kind))
+                found = cl100k_window(s, pos, ends[0] + count, window_digits(kind), Kind is O200kKind)
                 if found:
                     count += found
                     pos = ends[0][count - 1]
@@ -604,8 +604,8 @@ def _ascii_masks_both(data) -> tuple:
         raise ValueError("need exactly 64 bytes")
     cybpe_ascii_masks64(&buf[0], &a)
     cybpe_ascii_masks64_bytes(&buf[0], &b)
-    return ((a.high, a.letter, a.digit, a.space, a.newline, a.blank, a.apostrophe),
-            (b.high, b.letter, b.digit, b.space, b.newline, b.blank, b.apostrophe))
+    return ((a.high, a.letter, a.digit, a.space, a.newline, a.blank, a.apostrophe, a.upper, a.slash),
+            (b.high, b.letter, b.digit, b.space, b.newline, b.blank, b.apostrophe, b.upper, b.slash))
 
 
 def _ends_by_scan_next(int kind, data) -> list:

@@ -20,14 +20,14 @@ from cybpe.pretokenize.scanner import Scanner, _ascii_masks_both, _ends_by_scan_
 from support import examples
 
 # The kinds that take the window path.
-NAMES = ["cl100k", "gpt4-digits3", "llama3", "qwen2", "gpt4-digits1", "gpt4-digits2"]
+NAMES = ["cl100k", "gpt4-digits3", "llama3", "qwen2", "gpt4-digits1", "gpt4-digits2", "o200k"]
 
 ATOMS = [
     " ", "  ", "   ", "\t", "\n", "\r", "\r\n", "\n\n", " \n", "\n ", "\x0b", "\x0c", "\x1c", "\x1f",
     "'", "''", "'s", "'S", "'t", "'m", "'d", "'ll", "'lL", "'LL", "'l", "'ve", "'VE", "'re", "'rE",
     "'r", "'v", "'x", "a", "s", "l", "e", "v", "r", "T", "word", "Word", "WORD", "0", "1", "12",
     "123", "1234", "12345", ".", ",", "(", ")", "!", "\"", "\x00", "\x7f", "//", "_", "-", "{",
-    "}", ";",
+    "}", ";", "/", "\n/", "/\n", "Ab", "aB", "ABc", "xY", "'Ll", "'S", "'D",
 ]
 RARE_ATOMS = ["é", "中", "\u00a0", "\u2028", "\u3000", "ſ", "\u212a", "١", "\u0301", "😀"]
 
@@ -71,7 +71,9 @@ def test_every_rule_at_every_offset(name):
     """Short patterns of each rule, shifted through all 64 offsets of the first window."""
     cases = ["don't 's 'LL", "x.\n\n  y", "a  \n  b", "a \n\tb", "(word ((word \t(word",
              "1234567 x12 ", " 'sun x'sun ''s", "end.\r\n\r\n   \n next", "a\n\n\n\n\n\n\n\n",
-             "tab\t\t\tx", "x!!!\n\n\ny", "     \n", "'ll'll'll"]
+             "tab\t\t\tx", "x!!!\n\n\ny", "     \n", "'ll'll'll",
+             # o200k: case changes, contractions after words, [\r\n/]* after punctuation
+             "HTTPServer fooBar aBC", "x./\n/\n//y ./(", "don'tKnow it'S's 'lL'lL", "a.\n/\n \nb"]
     for case in cases:
         for offset in range(70):
             text = "q" * offset + case + " filler text" * 8
@@ -80,13 +82,14 @@ def test_every_rule_at_every_offset(name):
             assert_window_split(name, text, f"{case!r} after {offset} spaces")
 
 
+@pytest.mark.parametrize("name", ["cl100k", "o200k"])
 @settings(max_examples=examples(300), deadline=None)
 @given(atoms=st.lists(st.sampled_from(ATOMS + RARE_ATOMS), min_size=40, max_size=200))
-def test_hypothesis_atoms(atoms):
-    assert_window_split("cl100k", "".join(atoms), "hypothesis")
+def test_hypothesis_atoms(name, atoms):
+    assert_window_split(name, "".join(atoms), "hypothesis")
 
 
-@pytest.mark.parametrize("name", ["cl100k", "llama3", "qwen2"])
+@pytest.mark.parametrize("name", ["cl100k", "llama3", "qwen2", "o200k"])
 def test_long_runs_cross_windows(name):
     for atom in [" ", "\t", "\n", "\r\n", " \n", "a", "1", "!", "'s", ".\n", "x ", "x\n  "]:
         for tail in ["", "x", " x", "\n", "!", "  \n ", " \n\n"]:  # ends where the two differ
@@ -102,8 +105,10 @@ def test_vector_masks_match_the_byte_loop():
     for block in blocks:
         vector, loop = _ascii_masks_both(block)
         assert vector == loop, block
-    high, letter, digit, space, newline, blank, apostrophe = _ascii_masks_both(bytes(range(64, 128)))[1]
+    high, letter, digit, space, newline, blank, apostrophe, upper, slash = _ascii_masks_both(bytes(range(64, 128)))[1]
     assert letter == ((1 << 26) - 1) << 1 | ((1 << 26) - 1) << 33  # A-Z at 65.., a-z at 97..
+    assert upper == ((1 << 26) - 1) << 1
+    assert _ascii_masks_both(bytes(range(64)))[1][8] == 1 << ord("/")
     assert _ascii_masks_both(b" " * 64)[1][5] == (1 << 64) - 1
 
 

@@ -356,60 +356,6 @@ cdef int encode_cut(const RankTables* t, const uint8_t* s, Py_ssize_t n, IdBuffe
         p += 1
 
 
-cdef int encode_block(const RankTables* t, const uint8_t** starts, const Py_ssize_t* lengths,
-                      Py_ssize_t count, IdBuffer* out, ThreadCacheEntry* shared,
-                      CutMemo* cuts) noexcept nogil:
-    """Append the ids of count <= LOOKAHEAD pieces, in three passes so that cache misses
-    overlap: hash every piece and prefetch its token-table slot; probe the slots (the whole-piece
-    lookup) and prefetch the thread-cache set of each piece that is no token; then append, in
-    order, each piece's token or its ids from encode_uncut (the piece caches, then BPE, cut
-    where it can be). -1 when out of memory."""
-    cdef uint64_t heads[LOOKAHEAD]
-    cdef uint64_t hashes[LOOKAHEAD]
-    cdef token_t found[LOOKAHEAD]
-    cdef Py_ssize_t k, n, total = 0
-    cdef bint lookup = t.whole_piece_lookup
-    cdef const uint8_t* s
-    for k in range(count):
-        n = lengths[k]
-        total += n
-        if lookup and 0 < n <= t.max_token_len:
-            heads[k] = head_word(starts[k], n)
-            hashes[k] = hash_bytes(starts[k], n, heads[k])
-            prefetch_read(&t.token_slots[hashes[k] & t.token_mask])
-    if id_buffer_reserve(out, total + THREAD_CACHE_MAX_SPELLED_IDS) != 0:  # encode_uncut's copy
-        return -1
-    for k in range(count):
-        n = lengths[k]
-        found[k] = -1
-        if n <= 0:
-            continue
-        if lookup and n <= t.max_token_len:
-            found[k] = probe_token(t, starts[k], n, heads[k], hashes[k] & t.token_mask)
-            if found[k] >= 0:
-                continue
-        elif n >= 2:
-            hashes[k] = hash_bytes(starts[k], n, head_word(starts[k], n))
-        if n >= 2 and shared != NULL:
-            thread_cache_prefetch(shared, hashes[k])
-    for k in range(count):
-        n = lengths[k]
-        if n <= 0:
-            continue
-        if found[k] >= 0:
-            out.data[out.size] = <uint32_t>found[k]
-            out.size += 1
-            continue
-        s = starts[k]
-        if n == 1:
-            if merge_piece(t, s, n, out, PATH_AUTO) != 0:
-                return -1
-            continue
-        if encode_uncut(t, s, n, hashes[k], out, shared, cuts) != 0:
-            return -1
-    return 0
-
-
 cdef inline Py_ssize_t lane_sum(uint64_t lanes) noexcept nogil:
     """The sum of the eight byte lanes of a word, each at most 128: pairs of lanes first (as
     16-bit lanes, so the total, up to 1,024, cannot overflow one)."""
@@ -466,14 +412,18 @@ cdef inline void front_put(const Front* front, FrontEntry* e, uint64_t head, con
     memcpy(e.ids, ids, n_ids * sizeof(uint32_t))
 
 
-cdef int encode_block_front(const RankTables* t, const uint8_t** starts,
-                            const Py_ssize_t* lengths, Py_ssize_t count, IdBuffer* out,
-                            ThreadCacheEntry* shared, const Front* front,
-                            CutMemo* cuts) noexcept nogil:
-    """encode_block for a block with a non-ASCII byte: a short piece with a non-ASCII byte looks
-    in this thread's front table first (few such pieces are tokens, and one entry answers for
-    it), then in the token table, then in encode_uncut; what it found is kept in its front
-    entry. Other pieces go as in encode_block. -1 when out of memory."""
+cdef inline int encode_pieces_block(const RankTables* t, const uint8_t** starts,
+                                    const Py_ssize_t* lengths, Py_ssize_t count, IdBuffer* out,
+                                    ThreadCacheEntry* shared, const Front* front, CutMemo* cuts,
+                                    bint with_front) noexcept nogil:
+    """Append the ids of count <= LOOKAHEAD pieces, in three passes so that cache misses
+    overlap: hash every piece and prefetch its token-table slot (and, with_front, the front
+    entry of a piece of 2..16 bytes with a non-ASCII byte); check the front entries and probe
+    the slots (the whole-piece lookup), and prefetch the thread-cache set of each piece found in
+    neither; then append, in order, each piece's ids: its front entry's, its token, or what
+    encode_uncut gives (the thread cache, then BPE, cut where it can be). with_front is a
+    constant at both callers (encode_block, encode_block_front), so each is compiled without
+    the other's tests. -1 when out of memory."""
     cdef uint64_t heads[LOOKAHEAD]
     cdef uint64_t hashes[LOOKAHEAD]
     cdef token_t found[LOOKAHEAD]
@@ -482,20 +432,25 @@ cdef int encode_block_front(const RankTables* t, const uint8_t** starts,
     cdef int64_t before
     cdef bint lookup = t.whole_piece_lookup
     cdef const uint8_t* s
-    cdef FrontEntry* e
+    cdef FrontEntry* e = NULL
     cdef uint32_t tokens = 0, others = 0
     for k in range(count):
         n = lengths[k]
         total += n
-        fronts[k] = NULL
-        if n <= 0 or (n == 1 and not lookup):
-            continue
-        heads[k] = head_word(starts[k], n)
-        hashes[k] = hash_bytes(starts[k], n, heads[k])
-        if 2 <= n <= FRONT_MAX_BYTES and (heads[k] | tail_word(starts[k], n)) & 0x8080808080808080ULL:
-            fronts[k] = front_slot(front, hashes[k])
-            prefetch_read(fronts[k])
-        if lookup and n <= t.max_token_len:
+        if with_front:
+            fronts[k] = NULL
+            if n <= 0 or (n == 1 and not lookup):
+                continue
+            heads[k] = head_word(starts[k], n)
+            hashes[k] = hash_bytes(starts[k], n, heads[k])
+            if 2 <= n <= FRONT_MAX_BYTES and (heads[k] | tail_word(starts[k], n)) & 0x8080808080808080ULL:
+                fronts[k] = front_slot(front, hashes[k])
+                prefetch_read(fronts[k])
+            if lookup and n <= t.max_token_len:
+                prefetch_read(&t.token_slots[hashes[k] & t.token_mask])
+        elif lookup and 0 < n <= t.max_token_len:
+            heads[k] = head_word(starts[k], n)
+            hashes[k] = hash_bytes(starts[k], n, heads[k])
             prefetch_read(&t.token_slots[hashes[k] & t.token_mask])
     if id_buffer_reserve(out, total + THREAD_CACHE_MAX_SPELLED_IDS) != 0:  # the fixed-size copies
         return -1
@@ -504,14 +459,17 @@ cdef int encode_block_front(const RankTables* t, const uint8_t** starts,
         found[k] = -1
         if n <= 0:
             continue
-        e = fronts[k]
-        if e != NULL and front_holds(front, e, starts[k], n, heads[k]):
-            found[k] = -2
-            continue
+        if with_front:
+            e = fronts[k]
+            if e != NULL and front_holds(front, e, starts[k], n, heads[k]):
+                found[k] = -2
+                continue
         if lookup and n <= t.max_token_len:
             found[k] = probe_token(t, starts[k], n, heads[k], hashes[k] & t.token_mask)
             if found[k] >= 0:
                 continue
+        elif n >= 2 and not with_front:  # (with_front hashed every piece in the first pass)
+            hashes[k] = hash_bytes(starts[k], n, head_word(starts[k], n))
         if n >= 2 and shared != NULL:
             thread_cache_prefetch(shared, hashes[k])
     for k in range(count):
@@ -519,16 +477,17 @@ cdef int encode_block_front(const RankTables* t, const uint8_t** starts,
         if n <= 0:
             continue
         s = starts[k]
-        e = fronts[k]
+        if with_front:
+            e = fronts[k]
         if found[k] >= 0:
             out.data[out.size] = <uint32_t>found[k]
             out.size += 1
-            if e != NULL:
+            if with_front and e != NULL:
                 front_put(front, e, heads[k], s, n, out.data + out.size - 1, 1)
                 tokens += 1
             continue
         # Checked again: a piece before this one in the block may have taken the entry since.
-        if found[k] == -2 and front_holds(front, e, s, n, heads[k]):
+        if with_front and found[k] == -2 and front_holds(front, e, s, n, heads[k]):
             memcpy(out.data + out.size, e.ids, FRONT_MAX_IDS * sizeof(uint32_t))  # fixed size
             out.size += e.n_ids
             if e.n_ids == 1:
@@ -543,14 +502,32 @@ cdef int encode_block_front(const RankTables* t, const uint8_t** starts,
         before = out.size
         if encode_uncut(t, s, n, hashes[k], out, shared, cuts) != 0:
             return -1
-        if e != NULL:
+        if with_front and e != NULL:
             front_put(front, e, heads[k], s, n, out.data + before, out.size - before)
             if out.size - before == 1:
                 tokens += 1
             else:
                 others += 1
-    front_count(front, tokens, others)
+    if with_front:
+        front_count(front, tokens, others)
     return 0
+
+
+cdef int encode_block(const RankTables* t, const uint8_t** starts, const Py_ssize_t* lengths,
+                      Py_ssize_t count, IdBuffer* out, ThreadCacheEntry* shared,
+                      CutMemo* cuts) noexcept nogil:
+    """encode_pieces_block without the front table."""
+    return encode_pieces_block(t, starts, lengths, count, out, shared, NULL, cuts, False)
+
+
+cdef int encode_block_front(const RankTables* t, const uint8_t** starts,
+                            const Py_ssize_t* lengths, Py_ssize_t count, IdBuffer* out,
+                            ThreadCacheEntry* shared, const Front* front,
+                            CutMemo* cuts) noexcept nogil:
+    """encode_pieces_block with the front table, for a block mostly of non-ASCII bytes: a short
+    piece with a non-ASCII byte looks in this thread's front table first (few such pieces are
+    tokens there, and one entry answers for it), and what it finds is kept in its entry."""
+    return encode_pieces_block(t, starts, lengths, count, out, shared, front, cuts, True)
 
 
 cdef inline Py_ssize_t find_special(const int64_t* special_ids, Py_ssize_t n_special,

@@ -129,33 +129,28 @@ cdef inline Py_ssize_t cl100k_window(const uint8_t* s, Py_ssize_t pos, int64_t* 
             starts |= (<uint64_t>1) << q
     if cased:
         # o200k: a letter run splits where an upper-case letter follows a lower-case one; what
-        # follows a tail's slash starts a piece; an apostrophe right after a letter that makes
-        # 's, 'll, ... ends the word's piece instead of starting one.
+        # follows a tail's slash starts a piece.
         starts |= upper & ((letter & ~upper) << 1)
         starts = (starts & ~absorbed) | ((letter | punct) & ~absorbed & ((absorbed & slash) << 1))
-        # (An apostrophe right where a contraction ended starts the next piece: "'s's" is one.)
-        apostrophe_starts = apostrophe & prev_letter
-        ended = -1
-        while apostrophe_starts:
-            q = lowest_bit(apostrophe_starts)
-            apostrophe_starts &= apostrophe_starts - 1
-            if q > cutoff:
-                break
-            r = contraction_length(s + pos + q)
-            if r and q != ended:  # nothing inside the contraction starts a piece ("'lL")
-                starts = (starts & ~((((<uint64_t>1) << r) - 1) << q)) | ((<uint64_t>1) << (q + r))
-                ended = q + r
-    else:
-        # Contractions: an apostrophe that starts a piece (offset 0 always does) takes 's, ...
-        apostrophe_starts = (starts | 1) & apostrophe
-        while apostrophe_starts:
-            q = lowest_bit(apostrophe_starts)
-            apostrophe_starts &= apostrophe_starts - 1
-            if q > cutoff:
-                break
-            r = contraction_length(s + pos + q)
-            if r:
-                starts |= (<uint64_t>1) << (q + r)
+    # Contractions. cl100k: an apostrophe that starts a piece (offset 0 always does) takes 's,
+    # 'll, ... o200k: an apostrophe right after a letter that makes one ends the word's piece
+    # instead of starting one, nothing inside it starts a piece ("'lL"), and an apostrophe right
+    # where a contraction ended starts the next piece ("'s's" is one).
+    apostrophe_starts = (apostrophe & prev_letter) if cased else ((starts | 1) & apostrophe)
+    ended = -1
+    while apostrophe_starts:
+        q = lowest_bit(apostrophe_starts)
+        apostrophe_starts &= apostrophe_starts - 1
+        if q > cutoff:
+            break
+        r = contraction_length(s + pos + q)
+        if not r:
+            continue
+        if not cased:
+            starts |= (<uint64_t>1) << (q + r)
+        elif q != ended:
+            starts = (starts & ~((((<uint64_t>1) << r) - 1) << q)) | ((<uint64_t>1) << (q + r))
+            ended = q + r
     starts &= (((<uint64_t>1) << (cutoff + 1)) - 1) & ~(<uint64_t>1)
     # Eight ends per pass, without a test between them (the caller keeps 64 entries free, and
     # entries past the last end are scratch): a loop of one end per pass mispredicted its exit

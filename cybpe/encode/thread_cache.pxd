@@ -140,6 +140,10 @@ cdef extern from *:
                                           * (sizeof(cybpe_thread_cache_entry) + sizeof(uint32_t)))
     #define CYBPE_THREAD_CACHE_SIZE (CYBPE_THREAD_CACHE_MAIN_SIZE + sizeof(cybpe_front_header) \
                                      + (((size_t)1) << CYBPE_FRONT_BITS) * sizeof(cybpe_front_entry))
+    /* The header of the front table, after a thread's entries and tags. */
+    static inline cybpe_front_header* cybpe_front_header_of(cybpe_thread_cache_entry* entries) {
+        return (cybpe_front_header*)((uint8_t*)entries + CYBPE_THREAD_CACHE_MAIN_SIZE);
+    }
     /* The front table of this thread's cache, bound to the encoder of serial `owner`. */
     static inline cybpe_front cybpe_thread_front(cybpe_thread_cache_entry* entries, uint64_t owner) {
         cybpe_front f;
@@ -148,7 +152,7 @@ cdef extern from *:
         f.generation = 0;
         f.header = NULL;
         if (entries == NULL) return f;
-        h = (cybpe_front_header*)((uint8_t*)entries + CYBPE_THREAD_CACHE_MAIN_SIZE);
+        h = cybpe_front_header_of(entries);
         f.entries = (cybpe_front_entry*)(h + 1);
         f.header = h;
         if (h->owner != owner || h->generation == 0) {
@@ -188,7 +192,7 @@ cdef extern from *:
                                                          uint32_t generation) {
         cybpe_front_header* h;
         if (entries == NULL) return;
-        h = (cybpe_front_header*)((uint8_t*)entries + CYBPE_THREAD_CACHE_MAIN_SIZE);
+        h = cybpe_front_header_of(entries);
         h->owner = 0;
         h->generation = generation;
     }

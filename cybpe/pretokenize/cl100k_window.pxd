@@ -12,7 +12,7 @@
 #
 # Usage (scanner.pyx, scan_pieces):
 #     from cybpe.pretokenize.cl100k_window cimport cl100k_window
-#     found = cl100k_window(s, pos, out, 3)   # s[pos:pos + 64] readable, pos a piece start,
+#     found = cl100k_window(s, pos, out, 3, False)   # s[pos:pos + 64] readable, pos a piece start,
 #                                          # out[0:64] writable
 #     # found > 0: out[0:found] are the next piece ends (all < pos + 64), and the last one is
 #     # a piece start again; 0: nothing certain in this window, take one piece the scalar way.
@@ -87,9 +87,10 @@ cdef inline Py_ssize_t cl100k_window(const uint8_t* s, Py_ssize_t pos, int64_t* 
     cdef int q, r, ended
     # A letter starts a piece after a digit or a newline, or after punctuation that is not one
     # lone [^\r\n\p{L}\p{N}] taking the letters as its prefix (a run of two, or " " + one).
-    # (o200k: a slash its tail took is not the same punctuation run.)
-    starts = letter & (prev_digit | prev_newline | (prev_punct & ((((punct & ~absorbed) if cased else punct) << 2)
-                                                                 | (blank << 2))))
+    # (A slash an o200k tail took is not the same punctuation run. cl100k's tails are newlines,
+    # which are no punctuation, so there punct & ~absorbed is punct.)
+    cdef uint64_t run_punct = punct & ~absorbed
+    starts = letter & (prev_digit | prev_newline | (prev_punct & ((run_punct << 2) | (blank << 2))))
     # Numbers: in groups of `digits` from each run's start.
     if digits == 1:
         groups = digit

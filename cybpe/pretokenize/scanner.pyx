@@ -499,7 +499,8 @@ cdef inline int window_digits(Kind* kind) noexcept nogil:
         return 1
     elif Kind is Digits2Kind:
         return 2
-    return 3
+    else:
+        return 3
 
 
 cdef inline Py_ssize_t scan_pieces(Kind* kind, const uint8_t* s, Py_ssize_t n,

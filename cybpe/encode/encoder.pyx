@@ -58,7 +58,7 @@ from cybpe.encode.thread_cache cimport (
     Front, FrontEntry, FRONT_BITS, FRONT_MAX_BYTES, FRONT_MAX_IDS, front_count, front_pays,
     thread_front,
     thread_front_set_generation,
-    thread_cache_mask, thread_cache_tag, thread_cache_tags,
+    thread_cache_mask, thread_cache_salt, thread_cache_tag, thread_cache_tags,
 )
 from cybpe._c.system cimport big_table_alloc, big_table_free
 from cybpe._c.mem_pool cimport MemPool, mem_alloc, mem_calloc, mem_free_all
@@ -233,7 +233,7 @@ cdef inline ThreadCacheEntry* thread_cache_find(const RankTables* t, ThreadCache
     """The entry of this encoder holding exactly s[:n] among one set's ways (tags: their tags,
     newest first), or NULL. The filled tags are a prefix of the set's: the first empty one ends
     the search."""
-    cdef uint32_t tag = thread_cache_tag(h)
+    cdef uint32_t tag = thread_cache_tag(h, t.cache_salt)
     cdef ThreadCacheEntry* e
     cdef int w
     for w in range(THREAD_CACHE_WAYS):
@@ -266,7 +266,7 @@ cdef inline void thread_cache_put(const RankTables* t, ThreadCacheEntry* ways, u
     if way == THREAD_CACHE_WAYS:
         way = tags[THREAD_CACHE_WAYS - 1] & 3
     memmove(tags + 1, tags, (THREAD_CACHE_WAYS - 1) * sizeof(uint32_t))
-    tags[0] = thread_cache_tag(h) | way
+    tags[0] = thread_cache_tag(h, t.cache_salt) | way
     cdef ThreadCacheEntry* e = &ways[way]
     e.owner = t.cache_owner
     e.hash = <uint32_t>h
@@ -1012,6 +1012,7 @@ cdef class RankEncoder:
                   special_tokens=None, bint lookup_when_exact=False):
         self.whole_piece_lookup = self.tables.whole_piece_lookup = whole_piece_lookup
         self.tables.cache_owner = next_encoder_serial()
+        self.tables.cache_salt = thread_cache_salt(self.tables.cache_owner)
         build_tokens(self, tokens)
         if merges is None:
             self._merges = None
@@ -1408,6 +1409,17 @@ def _thread_cache_layout():
     them (for tests that crowd one set)."""
     return (thread_cache_mask(), THREAD_CACHE_WAYS, THREAD_CACHE_MAX_BYTES, THREAD_CACHE_MAX_IDS,
             THREAD_CACHE_MAX_SPELLED_IDS, THREAD_CACHE_MAX_SPELLED_BYTES)
+
+
+def _thread_cache_set_tags(piece):
+    """The four tags (newest first, 0 where empty) of the calling thread's cache set that
+    ``piece`` falls in (for the test that two encoders' entries for one piece carry other tags)."""
+    cdef ThreadCacheEntry* entries = thread_cache_entries()
+    cdef uint64_t first
+    if entries == NULL:
+        raise MemoryError()
+    first = (<uint64_t>_piece_hash(piece) & thread_cache_mask()) * THREAD_CACHE_WAYS
+    return [thread_cache_tags(entries)[first + w] for w in range(THREAD_CACHE_WAYS)]
 
 
 def _high_bytes(data):

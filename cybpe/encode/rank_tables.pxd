@@ -66,6 +66,7 @@ cdef struct RankTables:
     uint64_t* straddle_bits
     int straddle_shift                 # 64 - log2(bits in straddle_bits)
     uint64_t cache_owner               # this encoder's serial in the thread caches (thread_cache.pxd)
+    uint32_t cache_salt                # thread_cache_salt(cache_owner), mixed into its tags
 
 
 cdef inline token_t merged_id(const RankTables* t, rank_t rank) noexcept nogil:

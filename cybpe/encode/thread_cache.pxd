@@ -7,9 +7,10 @@
 #     from cybpe.encode.thread_cache cimport (
 #         ThreadCacheEntry, THREAD_CACHE_MAX_BYTES, THREAD_CACHE_MAX_IDS, THREAD_CACHE_WAYS,
 #         next_encoder_serial,
-#         thread_cache_entries, thread_cache_mask, thread_cache_tag, thread_cache_tags)
+#         thread_cache_entries, thread_cache_mask, thread_cache_salt, thread_cache_tag, thread_cache_tags)
 #
 #     serial = next_encoder_serial()                  # once per encoder, never reused
+#     salt = thread_cache_salt(serial)
 #     entries = thread_cache_entries()                # once per call, with or without the GIL;
 #     if entries != NULL:                             # NULL: no memory, carry on without it
 #         first = (hash & thread_cache_mask()) * THREAD_CACHE_WAYS   # the piece's set
@@ -18,12 +19,12 @@
 #             if tags[w] == 0:                        # the filled tags are always a prefix
 #                 break
 #             e = &ways[tags[w] & 3]                  # the entry this tag stands for
-#             if tags[w] & ~3 == thread_cache_tag(hash) and e.owner == serial and e.length == n \
+#             if tags[w] & ~3 == thread_cache_tag(hash, salt) and e.owner == serial and e.length == n \
 #                     and (memcmp(thread_cache_key_of(e), s, n) == 0 if not e.spelled
 #                          else the tokens of e.ids[0:e.n_ids], end to end, are s[0:n]):
 #                 ...  # e.ids[0:e.n_ids] are the piece's ids
 #         # not there: BPE; the new entry takes the oldest tag's entry (or the next unused one),
-#         # tags[1:] = tags[:-1], tags[0] = thread_cache_tag(hash) | that entry's index
+#         # tags[1:] = tags[:-1], tags[0] = thread_cache_tag(hash, salt) | that entry's index
 #
 # Two kinds of entry. A keyed entry (a piece of <= 32 bytes and <= 4 ids) holds the piece's bytes
 # and is checked against them. A spelled entry (any other piece of <= 12 ids) has no room for its
@@ -36,11 +37,11 @@
 # a freed encoder's address) and only for exactly its key bytes. A piece has a set of four
 # entries (4-way set-associative, the oldest evicted): a miss costs one BPE, never a wrong id.
 #
-# Each entry has a 32-bit tag (bits of the piece's hash, and the entry's place in its set) in an
-# array after the entries: a set's four tags share 16 bytes, so a piece that is not cached
-# (nearly every piece of a document no cache has seen) costs one read of a small, mostly cached
-# array instead of four lines of entries; only a matching tag reads its entry. Entries never
-# move: a new one is written over the oldest, and only the tags are shifted.
+# Each entry has a 32-bit tag (bits of the piece's hash xor its encoder's salt, and the entry's
+# place in its set) in an array after the entries: a set's four tags share 16 bytes, so a piece
+# that is not cached (nearly every piece of a document no cache has seen) costs one read of a
+# small, mostly cached array instead of four lines of entries; only a matching tag reads its
+# entry. Entries never move: a new one is written over the oldest, and only the tags are shifted.
 #
 # The front table (after the tags: a 64-byte header, then 2^15 entries of 64 bytes, 2 MiB) is a
 # direct-mapped cache in front of both the token table and the entries above, for pieces of
@@ -204,9 +205,17 @@ cdef extern from *:
         return (uint32_t*)(entries + (((size_t)1) << CYBPE_THREAD_CACHE_BITS));
     }
 
-    /* A piece's tag without its entry bits: bits 3-31 of its hash, and bit 2 set (never 0). */
-    static inline uint32_t cybpe_thread_cache_tag(uint64_t hash) {
-        return (((uint32_t)hash) & ~(uint32_t)7) | 4u;
+    /* A piece's tag without its entry bits: bits 3-31 of its hash xor the encoder's salt
+       (cybpe_thread_cache_salt), and bit 2 set (never 0). The salt keeps another encoder's
+       entries for the same text from matching by tag: each such match would read an entry
+       (a cache miss) only to find another owner. */
+    static inline uint32_t cybpe_thread_cache_tag(uint64_t hash, uint32_t salt) {
+        return ((((uint32_t)hash) ^ salt) & ~(uint32_t)7) | 4u;
+    }
+    /* An encoder's tag salt, from its serial: its high bits vary (a set's tags share their
+       bits 3-15 with the set index; bits 16-31 tell pieces and encoders apart). */
+    static inline uint32_t cybpe_thread_cache_salt(uint64_t serial) {
+        return (uint32_t)((serial * 0x9E3779B97F4A7C15ULL) >> 32);
     }
 
     /* A keyed entry's key: the bytes after its first MAX_IDS ids. */
@@ -263,7 +272,8 @@ cdef extern from *:
         uint32_t ids[12]
     uint8_t* thread_cache_key_of "cybpe_thread_cache_key_of"(ThreadCacheEntry* e) noexcept nogil
     uint32_t* thread_cache_tags "cybpe_thread_cache_tags"(ThreadCacheEntry* entries) noexcept nogil
-    uint32_t thread_cache_tag "cybpe_thread_cache_tag"(uint64_t hash) noexcept nogil
+    uint32_t thread_cache_tag "cybpe_thread_cache_tag"(uint64_t hash, uint32_t salt) noexcept nogil
+    uint32_t thread_cache_salt "cybpe_thread_cache_salt"(uint64_t serial) noexcept nogil
     const int THREAD_CACHE_MAX_BYTES "CYBPE_THREAD_CACHE_MAX_BYTES"
     const int THREAD_CACHE_MAX_IDS "CYBPE_THREAD_CACHE_MAX_IDS"
     const int THREAD_CACHE_MAX_SPELLED_IDS "CYBPE_THREAD_CACHE_MAX_SPELLED_IDS"

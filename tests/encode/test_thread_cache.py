@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import cybpe
-from cybpe.encode.encoder import RankEncoder, _piece_hash, _thread_cache_layout
+from cybpe.encode.encoder import RankEncoder, _piece_hash, _thread_cache_layout, _thread_cache_set_tags
 from cybpe.reference.encoder import reference_encode
 from support import all_split_merges, random_vocabulary
 
@@ -65,6 +65,25 @@ def test_two_encoders_never_read_each_others_entries():
             assert _encode_all(b, [piece]) == _expected([piece], merges_b)
     assert _encode_all(a, pieces) == expected_a
     assert _encode_all(b, pieces) == expected_b
+
+
+def test_two_encoders_tag_the_same_piece_apart():
+    """An entry's tag mixes in its encoder's salt: after two encoders cache the same piece, its
+    set holds two tags that differ (with the same tag, each lookup by one encoder would read the
+    other's entry, a cache miss, only to find another owner)."""
+    a = RankEncoder(TOKENS, _merges(41), whole_piece_lookup=False)
+    b = RankEncoder(TOKENS, _merges(41), whole_piece_lookup=False)
+    differing = 0
+    for piece in sorted(set(_pieces(43, 60, lengths=(4, 8)))):
+        before = _thread_cache_set_tags(piece)
+        _encode_all(a, [piece])
+        _encode_all(b, [piece])
+        tags = _thread_cache_set_tags(piece)
+        if tags[:2] == before[:2] or 0 in tags[:2]:  # not kept (more ids than an entry holds)
+            continue
+        differing += (tags[0] & ~3) != (tags[1] & ~3)
+        assert _encode_all(a, [piece]) == _encode_all(b, [piece]) == _expected([piece], _merges(41))
+    assert differing >= 20
 
 
 def test_a_new_encoder_at_a_freed_address_starts_empty():

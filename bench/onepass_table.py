@@ -12,6 +12,7 @@ import json
 import statistics
 from collections import defaultdict
 
+SHARED_CORE = 0.95  # a one-thread row whose thread had its core less of the time than this is flagged
 ORDER = ["en", "code-c", "code-python", "de", "fr", "es", "ru", "uk", "ar", "hi", "ta", "km", "dz",
          "ja", "ko", "zh-Hans", "zh-Hant"]
 
@@ -63,6 +64,13 @@ def table(rows: dict) -> str:
     if ratios_all:
         out.append(f"\nAll cells: median {statistics.median(ratios_all):.2f}, lowest {min(ratios_all):.2f}, "
                    f"cells at or above 1.0: {sum(r >= 1 for r in ratios_all)} of {len(ratios_all)}.")
+    shared = [f"{vocab} {lang} {lib} ({info['thread_over_wall']:.2f})"
+              for (vocab, lang), cell in sorted(rows.items()) for lib, info in sorted(cell.items())
+              if (info.get("thread_over_wall") or 1.0) < SHARED_CORE]
+    if any("thread_over_wall" in info for cell in rows.values() for info in cell.values()):
+        out.append(f"\nOne-thread rows whose thread ran less than {SHARED_CORE:.0%} of the wall time "
+                   f"(another process or thread took the core; rerun them): "
+                   + (", ".join(shared) if shared else "none") + ".")
     out.append("\nVersions: " + ", ".join(f"{lib} {versions[lib]}" for lib in libs if lib in versions) + ".")
     return "\n".join(out) + "\n"
 

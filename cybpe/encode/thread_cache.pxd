@@ -74,6 +74,7 @@
 
 from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t
 
+from cybpe._c.cpu cimport FIBONACCI      # (its C first: CYBPE_FIBONACCI, for the tag salt)
 from cybpe._c.system cimport page_size   # (its C first: pthread keys, also on Windows; the atomic add)
 
 cdef extern from *:
@@ -215,7 +216,7 @@ cdef extern from *:
     /* An encoder's tag salt, from its serial: its high bits vary (a set's tags share their
        bits 3-15 with the set index; bits 16-31 tell pieces and encoders apart). */
     static inline uint32_t cybpe_thread_cache_salt(uint64_t serial) {
-        return (uint32_t)((serial * 0x9E3779B97F4A7C15ULL) >> 32);
+        return (uint32_t)((serial * CYBPE_FIBONACCI) >> 32);
     }
 
     /* A keyed entry's key: the bytes after its first MAX_IDS ids. */

@@ -71,8 +71,9 @@ def test_two_encoders_tag_the_same_piece_apart():
     """An entry's tag mixes in its encoder's salt: after two encoders cache the same piece, its
     set holds two tags that differ (with the same tag, each lookup by one encoder would read the
     other's entry, a cache miss, only to find another owner)."""
-    a = RankEncoder(TOKENS, _merges(41), whole_piece_lookup=False)
-    b = RankEncoder(TOKENS, _merges(41), whole_piece_lookup=False)
+    merges = _merges(41)
+    a = RankEncoder(TOKENS, merges, whole_piece_lookup=False)
+    b = RankEncoder(TOKENS, merges, whole_piece_lookup=False)
     differing = 0
     for piece in sorted(set(_pieces(43, 60, lengths=(4, 8)))):
         before = _thread_cache_set_tags(piece)
@@ -82,7 +83,7 @@ def test_two_encoders_tag_the_same_piece_apart():
         if tags[:2] == before[:2] or 0 in tags[:2]:  # not kept (more ids than an entry holds)
             continue
         differing += (tags[0] & ~3) != (tags[1] & ~3)
-        assert _encode_all(a, [piece]) == _encode_all(b, [piece]) == _expected([piece], _merges(41))
+        assert _encode_all(a, [piece]) == _encode_all(b, [piece]) == _expected([piece], merges)
     assert differing >= 20
 
 

@@ -66,7 +66,7 @@ def table(rows: dict) -> str:
                    f"cells at or above 1.0: {sum(r >= 1 for r in ratios_all)} of {len(ratios_all)}.")
     shared = [f"{vocab} {lang} {lib} ({info['thread_over_wall']:.2f})"
               for (vocab, lang), cell in sorted(rows.items()) for lib, info in sorted(cell.items())
-              if (info.get("thread_over_wall") or 1.0) < SHARED_CORE]
+              if info.get("thread_over_wall") is not None and info["thread_over_wall"] < SHARED_CORE]
     if any("thread_over_wall" in info for cell in rows.values() for info in cell.values()):
         out.append(f"\nOne-thread rows whose thread ran less than {SHARED_CORE:.0%} of the wall time "
                    f"(another process or thread took the core; rerun them): "

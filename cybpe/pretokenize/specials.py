@@ -61,6 +61,18 @@ class SpecialTokenSplitter:
         m = self._regex().search(text)
         return m.group() if m else None
 
+    def none_in(self, texts: list) -> bool:
+        """True when no text of ``texts`` (a list of str) holds a special-token string. False
+        may be wrong (then ask :meth:`first` of each text): the texts are searched for the common
+        prefix once, joined, which rules a batch out without a Python call per text."""
+        if not self.specials:
+            return True
+        if not self._prefix:
+            return False
+        # A prefix that the separator completes is a false alarm, never a miss: each text is a
+        # substring of the joined one.
+        return not self._may_hold_prefix("\x00".join(texts))
+
     def _may_hold_prefix(self, text: str) -> bool:
         """Whether the common prefix occurs in ``text``. Why not ``prefix in text``: for a prefix
         of two or more characters that costs about a nanosecond per character (13 us on 16,000

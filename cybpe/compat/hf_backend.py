@@ -162,7 +162,7 @@ class Engine:
         if len(texts) == 1:
             return [self.ids(texts[0], split_special)]
         splitter = self._plain if split_special else self._all
-        if splitter is None:
+        if splitter is None or splitter.none_in(texts):
             return self.tokenizer.encode_ordinary_batch(texts)
         marked = [k for k, t in enumerate(texts) if splitter.first(t) is not None]
         if not marked:

@@ -86,3 +86,19 @@ def test_a_fresh_splitter_is_safe_from_several_threads():
         for t in threads:
             t.join()
         assert results == [expected] * 4
+
+
+def test_none_in_rules_out_a_batch_and_never_misses():
+    """``none_in`` is True only when no text holds a special string; a text holding one (first,
+    last, alone, or the prefix split by the join) makes it False, as ``first`` would."""
+    splitter = SpecialTokenSplitter(["<|endoftext|>", "<|fim|>"])
+    clean = ["plain text", "a < b | c", "", "ascii and ünïcode 日本"]
+    assert splitter.none_in(clean)
+    for k in range(len(clean) + 1):
+        marked = clean[:k] + ["x<|fim|>y"] + clean[k:]
+        assert not splitter.none_in(marked)
+    # Two texts that would make the prefix if joined without a separator: still ruled out.
+    assert splitter.none_in(["ends with <", "|starts"])
+    assert SpecialTokenSplitter([]).none_in(["<|endoftext|>"])
+    assert not SpecialTokenSplitter(["ab", "cd"]).none_in(["no prefix to search for"])
+    assert all(splitter.none_in([t]) == (splitter.first(t) is None) for t in clean + ["<|fim|>"])

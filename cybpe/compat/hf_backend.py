@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import copy
 import hashlib
-import itertools
 import json
 import logging
 import threading
@@ -48,6 +47,7 @@ from typing import Any, Optional
 
 from cybpe.compat.hf_encoding import Encoding, Unsupported, fill_from, pad_encodings, truncate_encodings
 from cybpe.compat.hf_postprocessors import SingleLayout, default_process, parse_post_processor, process
+from cybpe.compat.light_encoding import light_encodings
 
 logger = logging.getLogger("cybpe.compat.transformers")
 
@@ -443,7 +443,7 @@ class CybpeBackend:
         if layout is not None:
             if len(ids_a) == 1:
                 return [layout.encoding(ids_a[0], firsts[0], filler)]
-            return list(map(layout.encoding, ids_a, firsts, itertools.repeat(filler)))
+            return light_encodings(layout, ids_a, firsts, filler)  # (not seen by the collector)
         out = []
         try:
             for k, ids in enumerate(ids_a):

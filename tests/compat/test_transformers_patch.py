@@ -16,6 +16,7 @@ import pytest
 import cybpe
 from cybpe.compat.hf_backend import CybpeBackend
 from cybpe.compat.hf_encoding import Encoding
+from cybpe.compat.light_encoding import LightEncoding
 from cybpe.compat.transformers_patch import backend_of, is_patched
 from hfpatch_support import (FOLDERS, HOSTILE, accelerated, both, encoding_fields, eval_docs, folder_path, load,
                              transformers)
@@ -63,7 +64,8 @@ def test_accelerated(named):
     assert accelerated(tok), name
     with cybpe.transformers_patched():
         assert isinstance(tok.backend_tokenizer, CybpeBackend)
-        assert all(isinstance(e, Encoding) for e in tok(["a b", "c"]).encodings)  # not HF's fallback
+        # cybpe's encodings, not HF's fallback (a batch's common call gives light ones)
+        assert all(isinstance(e, (Encoding, LightEncoding)) for e in tok(["a b", "c"]).encodings)
     assert type(tok.backend_tokenizer).__name__ == "Tokenizer"
 
 
@@ -327,10 +329,11 @@ def test_light_encodings_filled_by_threads_at_once(named, texts):
                 assert fields == (expected_light if k % 3 else expected), k
 
 
-def test_common_call_encodings_are_two_tracked_objects(named):
-    """A text of the common call (no truncation, padding or pair) costs the collector two
-    objects, as HF's does: the encoding and its ids (its masks come from the call's layout, its
-    filler is the call's). Counted as the collector counts allocations."""
+def test_common_call_encodings_leave_the_collector_nothing(named):
+    """A text of a batch's common call (no truncation, padding or pair) leaves the collector
+    nothing: its encoding is a LightEncoding, which has no collector support and holds its ids
+    in C memory (the engine's list is freed). Counted as the collector counts allocations, and
+    checked on the encodings themselves."""
     import gc
 
     _, _, tok = named
@@ -352,7 +355,66 @@ def test_common_call_encodings_are_two_tracked_objects(named):
             if was:
                 gc.enable()
         assert len(out) == len(batch)
-        assert per_text < 2.5, per_text
+        assert per_text < 0.5, per_text  # (the call's own lists; Python encodings made 2+)
+        assert all(type(e) is LightEncoding and not gc.is_tracked(e) for e in out)
+        assert gc.get_referents(out[0]) == []  # no traversal: the collector never visits it
+
+
+@pytest.mark.parametrize("change", ["pad", "truncate", "pickle", "deepcopy", "read"])
+def test_light_encodings_after_changes_and_copies(named, texts, change):
+    """A batch's light encodings changed in place (``pad``, ``truncate``), pickled or copied
+    answer every field as HF's encodings given the same treatment."""
+    import copy
+
+    _, _, tok = named
+    inputs = texts[:6]
+    _no_truncation_or_padding(tok)
+
+    def treated(encodings: list) -> list:
+        out = []
+        for e in encodings:
+            if change == "pad":
+                e.pad(len(e) + 3, direction="left", pad_id=7, pad_type_id=1, pad_token="[PAD]")
+            elif change == "truncate":
+                e.truncate(max(len(e) // 2, 2), stride=1)  # (HF panics on stride >= max_length)
+            elif change == "pickle":
+                e = pickle.loads(pickle.dumps(e))
+            elif change == "deepcopy":
+                e = copy.deepcopy(e)
+            out.append(encoding_fields(e))
+        return out
+
+    cybpe.unpatch_transformers()
+    expected = treated(tok._tokenizer.encode_batch(inputs))
+    with cybpe.transformers_patched():
+        backend = backend_of(tok)
+        if not backend.accelerated:
+            pytest.skip("this tokenizer stays on HF's engine")
+        got = backend.encode_batch(inputs)
+        assert all(type(e) is LightEncoding for e in got)
+        assert treated(got) == expected
+
+
+def test_light_encodings_hold_any_int_and_refuse_the_rest():
+    """light_encodings keeps the engine's int objects as they are (a special id, a big int), and
+    refuses a list holding anything else with a TypeError, leaking nothing."""
+    import sys
+
+    from cybpe.compat.hf_postprocessors import SingleLayout
+    from cybpe.compat.light_encoding import light_encodings
+
+    layout = SingleLayout.of(None, True)
+    big = 2 ** 70 + 1
+    made = light_encodings(layout, [[1, 2], [big, 128000]], ["a", "b"], None)
+    assert [e.ids for e in made] == [[1, 2], [big, 128000]] and [len(e) for e in made] == [2, 2]
+    count = sys.getrefcount(big)
+    del made
+    assert sys.getrefcount(big) == count - 1  # the encoding's reference went with it
+    with pytest.raises(TypeError):
+        light_encodings(layout, [[1, "2"]], ["a"], None)
+    assert sys.getrefcount(big) == count - 1
+    with pytest.raises(ValueError):
+        light_encodings(layout, [[1]], ["a", "b"], None)
 
 
 def test_tokenizers_made_every_way(named):

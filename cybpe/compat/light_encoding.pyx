@@ -28,7 +28,7 @@ time with no reader.
 
 cimport cython
 from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE, PyList_New, PyList_SET_ITEM
-from cpython.ref cimport Py_DECREF, Py_INCREF, PyObject
+from cpython.ref cimport Py_INCREF, PyObject
 from libc.stdlib cimport free, malloc
 
 cdef extern from "Python.h":
@@ -152,7 +152,8 @@ cdef class LightEncoding:
 
 def light_encodings(layout, list ids_lists, list sources, filler):
     """A :class:`LightEncoding` per text: ``ids_lists[k]`` (the engine's ids of ``sources[k]``,
-    a list of ints, without the template's) under ``layout``."""
+    a list of ints, without the template's) under ``layout``. TypeError for ids that are not
+    a list of ints."""
     cdef Py_ssize_t n = PyList_GET_SIZE(ids_lists), k, j, m
     cdef list out = PyList_New(n), ids
     cdef LightEncoding e
@@ -161,7 +162,10 @@ def light_encodings(layout, list ids_lists, list sources, filler):
     if PyList_GET_SIZE(sources) != n:
         raise ValueError("one source text per ids list")
     for k in range(n):
-        ids = <list>PyList_GET_ITEM(ids_lists, k)
+        ids_object = <object>PyList_GET_ITEM(ids_lists, k)
+        if type(ids_object) is not list:
+            raise TypeError(f"the ids of text {k} are a {type(ids_object).__name__}, not a list")
+        ids = <list>ids_object
         m = PyList_GET_SIZE(ids)
         e = LightEncoding.__new__(LightEncoding)
         Py_INCREF(e)

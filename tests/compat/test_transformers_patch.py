@@ -412,6 +412,8 @@ def test_light_encodings_hold_any_int_and_refuse_the_rest():
     assert sys.getrefcount(big) == count - 1  # the encoding's reference went with it
     with pytest.raises(TypeError):
         light_encodings(layout, [[1, "2"]], ["a"], None)
+    with pytest.raises(TypeError):
+        light_encodings(layout, [(1, 2)], ["a"], None)
     assert sys.getrefcount(big) == count - 1
     with pytest.raises(ValueError):
         light_encodings(layout, [[1]], ["a", "b"], None)

@@ -48,8 +48,8 @@ cdef class LightEncoding:
 
     cdef PyObject** _text_ids   # the text's ids (int objects, a reference each), without the template's
     cdef Py_ssize_t _n_text
-    cdef list _before           # the template's ids before and after the text (the layout's)
-    cdef list _after
+    cdef list _before           # the layout's template ids before and after the text, kept typed:
+    cdef list _after            # len() and ids read them without an attribute lookup each
     cdef object _layout
     cdef object _source
     cdef object _filler

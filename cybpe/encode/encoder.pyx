@@ -420,10 +420,13 @@ cdef inline int encode_pieces_block(const RankTables* t, const uint8_t** starts,
     overlap: hash every piece and prefetch its token-table slot (and, with_front, the front
     entry of a piece of 2..16 bytes with a non-ASCII byte); check the front entries and probe
     the slots (the whole-piece lookup), and prefetch the thread-cache set of each piece found in
-    neither; then append, in order, each piece's ids: its front entry's, its token, or what
-    encode_uncut gives (the thread cache, then BPE, cut where it can be). with_front is a
-    constant at both callers (encode_block, encode_block_front), so each is compiled without
-    the other's tests. -1 when out of memory."""
+    neither (and, without with_front, the front entry of such a piece of 2..16 bytes, when
+    front is not NULL); then append, in order, each piece's ids: its front entry's, its token,
+    or what encode_uncut gives (the thread cache, then BPE, cut where it can be). with_front is
+    a constant at both callers (encode_block, encode_block_front), so each is compiled without
+    the other's tests. Either way an entry holds what this encoder gives for its bytes as a
+    whole piece; without with_front only pieces the token table does not answer read or write
+    one. -1 when out of memory."""
     cdef uint64_t heads[LOOKAHEAD]
     cdef uint64_t hashes[LOOKAHEAD]
     cdef token_t found[LOOKAHEAD]
@@ -457,6 +460,8 @@ cdef inline int encode_pieces_block(const RankTables* t, const uint8_t** starts,
     for k in range(count):
         n = lengths[k]
         found[k] = -1
+        if not with_front:
+            fronts[k] = NULL
         if n <= 0:
             continue
         if with_front:
@@ -469,16 +474,21 @@ cdef inline int encode_pieces_block(const RankTables* t, const uint8_t** starts,
             if found[k] >= 0:
                 continue
         elif n >= 2 and not with_front:  # (with_front hashed every piece in the first pass)
-            hashes[k] = hash_bytes(starts[k], n, head_word(starts[k], n))
+            heads[k] = head_word(starts[k], n)
+            hashes[k] = hash_bytes(starts[k], n, heads[k])
         if n >= 2 and shared != NULL:
             thread_cache_prefetch(shared, hashes[k])
+        # A short piece that is no token: its front entry, one line found from its hash, can
+        # answer it where the thread cache needs two dependent ones (tags, then entry).
+        if not with_front and front != NULL and 2 <= n <= FRONT_MAX_BYTES:
+            fronts[k] = front_slot(front, hashes[k])
+            prefetch_read(fronts[k])
     for k in range(count):
         n = lengths[k]
         if n <= 0:
             continue
         s = starts[k]
-        if with_front:
-            e = fronts[k]
+        e = fronts[k]
         if found[k] >= 0:
             out.data[out.size] = <uint32_t>found[k]
             out.size += 1
@@ -495,6 +505,10 @@ cdef inline int encode_pieces_block(const RankTables* t, const uint8_t** starts,
             else:
                 others += 1
             continue
+        if not with_front and e != NULL and front_holds(front, e, s, n, heads[k]):
+            memcpy(out.data + out.size, e.ids, FRONT_MAX_IDS * sizeof(uint32_t))  # fixed size
+            out.size += e.n_ids
+            continue
         if n == 1:
             if merge_piece(t, s, n, out, PATH_AUTO) != 0:
                 return -1
@@ -502,12 +516,13 @@ cdef inline int encode_pieces_block(const RankTables* t, const uint8_t** starts,
         before = out.size
         if encode_uncut(t, s, n, hashes[k], out, shared, cuts) != 0:
             return -1
-        if with_front and e != NULL:
+        if e != NULL:
             front_put(front, e, heads[k], s, n, out.data + before, out.size - before)
-            if out.size - before == 1:
-                tokens += 1
-            else:
-                others += 1
+            if with_front:
+                if out.size - before == 1:
+                    tokens += 1
+                else:
+                    others += 1
     if with_front:
         front_count(front, tokens, others)
     return 0
@@ -515,9 +530,12 @@ cdef inline int encode_pieces_block(const RankTables* t, const uint8_t** starts,
 
 cdef int encode_block(const RankTables* t, const uint8_t** starts, const Py_ssize_t* lengths,
                       Py_ssize_t count, IdBuffer* out, ThreadCacheEntry* shared,
-                      CutMemo* cuts) noexcept nogil:
-    """encode_pieces_block without the front table."""
-    return encode_pieces_block(t, starts, lengths, count, out, shared, NULL, cuts, False)
+                      const Front* front, CutMemo* cuts) noexcept nogil:
+    """encode_pieces_block with the token table first, for a block mostly of ASCII bytes or
+    one whose short pieces are mostly tokens: only a piece of 2..FRONT_MAX_BYTES bytes that is
+    no token looks in the front table (front, which may be NULL), where what it finds is
+    kept."""
+    return encode_pieces_block(t, starts, lengths, count, out, shared, front, cuts, False)
 
 
 cdef int encode_block_front(const RankTables* t, const uint8_t** starts,
@@ -1062,6 +1080,7 @@ cdef class RankEncoder:
         cdef int rc = 0
         cdef ThreadCacheEntry* shared = thread_cache_entries()
         cdef Front front = thread_front(shared, self.tables.cache_owner)
+        cdef const Front* ascii_front = &front if front.entries != NULL else NULL
         cdef CutMemo cuts
         cuts.ready = False
         while i < n_pieces and rc == 0:
@@ -1079,7 +1098,8 @@ cdef class RankEncoder:
                 rc = encode_block_front(&self.tables, starts, lengths, count, out, shared, &front,
                                         &cuts)
             else:
-                rc = encode_block(&self.tables, starts, lengths, count, out, shared, &cuts)
+                rc = encode_block(&self.tables, starts, lengths, count, out, shared, ascii_front,
+                                  &cuts)
             i += count
         return rc
 
@@ -1274,7 +1294,8 @@ cdef class RankEncoder:
                 starts[k] = <const uint8_t*>PyUnicode_AsUTF8AndSize(piece, &lengths[k])
                 k += 1
                 if k == LOOKAHEAD or i == n_pieces - 1:
-                    if encode_block(&self.tables, starts, lengths, k, &buf, shared, &cuts) != 0:
+                    if encode_block(&self.tables, starts, lengths, k, &buf, shared, NULL,
+                                    &cuts) != 0:
                         raise MemoryError()
                     k = 0
             return ids_array(&buf)

@@ -47,7 +47,9 @@
 # direct-mapped cache in front of both the token table and the entries above, for pieces of
 # 2..16 bytes with a non-ASCII byte in blocks mostly of non-ASCII text (encoder.pyx,
 # encode_block_front): one entry, keyed by the piece's head_word, tail_word and length (which
-# for at most 16 bytes are its bytes), answers a piece, token or not, in one cache line. An entry
+# for at most 16 bytes are its bytes), answers a piece, token or not, in one cache line. In
+# other blocks (encode_block) a piece of 2..16 bytes that the token table does not hold looks
+# in it after the token table, where the thread cache would read two dependent lines. An entry
 # holds for the thread's generation: a call from another encoder than the last takes a new one
 # (so nothing is cleared), and a wrap-around of the 32-bit count clears the table.
 #

@@ -211,3 +211,121 @@ def test_exact_while_the_table_is_switched_off_and_on():
             for start in range(0, len(pieces), 500):
                 part = pieces[start:start + 500]
                 assert _encode_all(encoder, part) == _expected(part, merges, True), round_
+
+
+# -- blocks mostly of ASCII bytes: a short piece the token table does not answer looks in the
+# front table after it (encode_block), and is kept there.
+
+ASCII_ALPHABET = b"abc e"
+ASCII_TOKENS = random_vocabulary(18, ASCII_ALPHABET, 300, (2, 6))
+PIECE_ALPHABET = ASCII_ALPHABET + b"xy"  # x and y are in no token but their byte's
+
+
+def _ascii_merges(order_seed: int) -> list[tuple[int, int]]:
+    merges = all_split_merges(ASCII_TOKENS)
+    random.Random(order_seed).shuffle(merges)
+    return merges
+
+
+def _ascii_pieces(seed: int, count: int, lengths=(2, FRONT_MAX_BYTES + 6)) -> list[bytes]:
+    rng = random.Random(seed)
+    words = [bytes(rng.choice(PIECE_ALPHABET) for _ in range(rng.randint(*lengths)))
+             for _ in range(300)]
+    words += rng.sample(ASCII_TOKENS[256:], 100)  # tokens too: the token table answers them
+    return [rng.choice(words) for _ in range(count)]
+
+
+def _ascii_expected(pieces, merges, lookup) -> list[int]:
+    return reference_encode(pieces, ASCII_TOKENS, merges, whole_piece_lookup=lookup)
+
+
+def test_the_ascii_pieces_exercise_the_table():
+    """ASCII blocks; short pieces that are no token, of one to more ids than an entry holds;
+    and tokens whose BPE is not themselves, so that the whole-piece lookup changes ids (an entry
+    must hold what the encoder gives, not what BPE alone gives)."""
+    merges = _ascii_merges(51)
+    pieces = _ascii_pieces(52, 3000)
+    assert 2 * _high_bytes(b"".join(pieces)) <= len(b"".join(pieces))
+    tokens = set(ASCII_TOKENS)
+    short = [p for p in set(pieces) if len(p) <= FRONT_MAX_BYTES and p not in tokens]
+    sizes = [len(_ascii_expected([p], merges, True)) for p in short]
+    assert len(short) > 100 and min(sizes) <= 2 and max(sizes) > FRONT_MAX_IDS
+    assert any(_ascii_expected([p], merges, False) != _ascii_expected([p], merges, True)
+               for p in set(pieces) if p in tokens)
+
+
+def test_ascii_repeated_calls_equal_the_reference():
+    """Many calls over the same pieces, so that later ones are answered by the table, with and
+    without the whole-piece lookup."""
+    merges = _ascii_merges(53)
+    for lookup in (False, True):
+        encoder = RankEncoder(ASCII_TOKENS, merges, whole_piece_lookup=lookup)
+        pieces = _ascii_pieces(54, 3000)
+        for _ in range(2):
+            for start in range(0, len(pieces), 100):
+                part = pieces[start:start + 100]
+                assert _encode_all(encoder, part) == _ascii_expected(part, merges, lookup)
+        assert _encode_all(encoder, pieces) == _ascii_expected(pieces, merges, lookup)
+
+
+def test_ascii_piece_overwriting_a_later_pieces_entry():
+    """As test_an_earlier_piece_of_the_block_overwriting_a_later_ones_entry, in an ASCII block."""
+    merges = _ascii_merges(55)
+    tokens = set(ASCII_TOKENS)
+    for lookup in (False, True):
+        encoder = RankEncoder(ASCII_TOKENS, merges, whole_piece_lookup=lookup)
+        rng = random.Random(56)
+        by_slot: dict[int, bytes] = {}
+        pairs: list[tuple[bytes, bytes]] = []
+        while len(pairs) < 5:
+            piece = bytes(rng.choice(ASCII_ALPHABET) for _ in range(rng.randint(6, FRONT_MAX_BYTES)))
+            if piece in tokens or len(_ascii_expected([piece], merges, lookup)) > FRONT_MAX_IDS:
+                continue
+            other = by_slot.setdefault(_front_slot(piece), piece)
+            if other != piece and (_ascii_expected([other], merges, lookup)
+                                   != _ascii_expected([piece], merges, lookup)):
+                pairs.append((piece, other))
+        for first, second in pairs:
+            for call in ([second], [first, second], [second, first, second], [first] * 3 + [second]):
+                assert _encode_all(encoder, call) == _ascii_expected(call, merges, lookup)
+
+
+def test_ascii_and_non_ascii_blocks_share_the_table_exactly():
+    """One encoder, calls that alternate between blocks mostly of ASCII bytes and blocks mostly
+    of Khmer, holding the same short pieces (tokens, tokens whose BPE is not themselves, and
+    pieces that are no token): what one kind of block keeps, the other reads. Every answer is
+    the reference's, with and without the whole-piece lookup."""
+    merges = _merges(57)
+    tokens = set(TOKENS)
+    rng = random.Random(58)
+    shared = _pieces(59, 200, lengths=(2, FRONT_MAX_BYTES))
+    shared += [t for t in TOKENS[256:] if len(t) >= 2][:40]
+    ascii_filler = [bytes(rng.choice(b" a") for _ in range(40)) for _ in range(20)]
+    khmer_filler = [bytes(rng.choice(ALPHABET[:5]) for _ in range(12)) for _ in range(200)]
+    assert any(_expected([t], merges, False) != _expected([t], merges, True) for t in shared
+               if t in tokens)
+    for lookup in (False, True):
+        encoder = RankEncoder(TOKENS, merges, whole_piece_lookup=lookup)
+        for round_ in range(6):
+            calls = []
+            for _ in range(20):
+                picks = rng.sample(shared, 8)
+                calls.append([x for p in picks for x in (p, rng.choice(ascii_filler))])
+                calls.append([x for p in picks for x in (p, rng.choice(khmer_filler))])
+            for call in calls:
+                assert _encode_all(encoder, call) == _expected(call, merges, lookup), round_
+
+
+def test_ascii_two_encoders_alternating_in_one_thread():
+    """As test_two_encoders_alternating_in_one_thread, over ASCII pieces that are no token."""
+    merges_a, merges_b = _ascii_merges(60), _ascii_merges(61)
+    a = RankEncoder(ASCII_TOKENS, merges_a, whole_piece_lookup=True)
+    b = RankEncoder(ASCII_TOKENS, merges_b, whole_piece_lookup=True)
+    tokens = set(ASCII_TOKENS)
+    pieces = [p for p in _ascii_pieces(62, 200, lengths=(2, FRONT_MAX_BYTES)) if p not in tokens]
+    assert _ascii_expected(pieces, merges_a, True) != _ascii_expected(pieces, merges_b, True)
+    for _ in range(3):
+        for start in range(0, len(pieces), 10):
+            part = pieces[start:start + 10]
+            assert _encode_all(a, part) == _ascii_expected(part, merges_a, True)
+            assert _encode_all(b, part) == _ascii_expected(part, merges_b, True)

@@ -119,8 +119,11 @@ class Encoders:
             peer_tokenizer_json(tok.vocab.tokens, peer)
         return source, peer
 
-    def cybpe_tokenizer(self, vocab: str) -> cybpe.Tokenizer:
-        key = (vocab, "cybpe-tokenizer")
+    def cybpe_tokenizer(self, vocab: str, row: str = "cybpe") -> cybpe.Tokenizer:
+        """cybpe's tokenizer for one row: each row its own encoder, so that no row reads the
+        thread piece caches another row filled with the same documents (they are keyed by
+        encoder; the batch's calling thread is one of its two)."""
+        key = (vocab, f"{row}-tokenizer")
         if key not in self.built:
             source = shared_path() / "vocab"
             self.built[key] = (cybpe.Tokenizer.from_hf(source / "llama3" / "tokenizer.json") if vocab == "llama3"
@@ -132,7 +135,7 @@ class Encoders:
         if lib == "cybpe":
             return self.cybpe_tokenizer(vocab).encode_ordinary
         if lib == "cybpe-2threads":
-            tok = self.cybpe_tokenizer(vocab)
+            tok = self.cybpe_tokenizer(vocab, lib)
             return ("batch", lambda docs: tok.encode_ordinary_batch(docs, num_threads=2))
         if lib == "tiktoken":
             import tiktoken

@@ -24,8 +24,10 @@ repeated byte. ``merge_piece`` picks one (or is told which, for the tests).
 #   per part, not four) and parts are prefetched 8 entries ahead.
 # * A piece of one repeated byte (runs of spaces, newlines, "=" or "a") takes the run-length
 #   path, which works on (token, count) runs: a few dozen rounds instead of n merges.
-# * The linear path's argmin is a plain min (vectorised by gcc) then a scan for its first
-#   occurrence, which keeps "leftmost on ties" without a branchy compare-and-index loop.
+# * The linear path finds the lowest rank and its place in one scalar pass (branch-free: cmov),
+#   and shifts the parts after a merge with fixed-size copies the compiler inlines (the stack
+#   arrays have room past the last part), not two memmove calls: with a piece's few pairs, a
+#   vectorised min plus a scan for its first occurrence and the calls cost more than the work.
 
 from libc.stdint cimport int32_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport free, malloc, qsort, realloc
@@ -39,6 +41,7 @@ from cybpe._c.types cimport IdBuffer, rank_t, token_t
 cdef enum:
     LINEAR_MAX_LEN = 32       # pieces up to this length use the linear path, longer the heap
     LINEAR_STACK = 128        # parts the linear path keeps on the stack
+    SHORT_LEN = 16            # pieces up to this length move 16 parts a merge, longer ones 32
     HEAP_STACK = 256          # pieces up to this length keep the heap path's arrays on the stack
     BUCKET_MIN_LEN = 1024     # pieces from this length use the bucket queue, not the heap
     RUNS_MAX = 64             # runs the run-length path keeps before it gives up
@@ -54,8 +57,9 @@ cdef int merge_linear(const RankTables* t, const uint8_t* s, Py_ssize_t n,
     cdef rank_t stack_ranks[LINEAR_STACK]
     cdef token_t* tokens = stack_tokens
     cdef rank_t* ranks = stack_ranks
-    cdef Py_ssize_t m = n, i
+    cdef Py_ssize_t m = n, i, j
     cdef rank_t best
+    cdef uint32_t move_buf[LINEAR_MAX_LEN]
     if n > LINEAR_STACK:
         tokens = <token_t*>malloc(n * sizeof(token_t))
         ranks = <rank_t*>malloc(n * sizeof(rank_t))
@@ -69,17 +73,33 @@ cdef int merge_linear(const RankTables* t, const uint8_t* s, Py_ssize_t n,
     tokens[n - 1] = t.byte_id[s[n - 1]]
     ranks[n - 1] = RANK_NONE
     while m > 1:
-        best = RANK_NONE
-        for i in range(m - 1):  # a plain min: the compiler vectorises it
-            best = ranks[i] if ranks[i] < best else best
+        # The lowest rank and its place in one pass (a strict < keeps the leftmost of equal
+        # ranks); the loop is short (a piece's pairs), where a vectorised min and a second
+        # scan for its place cost more in set-up than in compares.
+        best = ranks[0]
+        i = 0
+        for j in range(1, m - 1):
+            if ranks[j] < best:
+                best = ranks[j]
+                i = j
         if best == RANK_NONE:
             break
-        i = 0
-        while ranks[i] != best:  # the leftmost of the lowest
-            i += 1
         tokens[i] = merged_id(t, best)
-        memmove(tokens + i + 1, tokens + i + 2, (m - i - 2) * sizeof(token_t))
-        memmove(ranks + i + 1, ranks + i + 2, (m - i - 2) * sizeof(rank_t))
+        # Fixed-size copies through a buffer (the stack arrays have room past m): a few
+        # inlined vector moves, where two calls to memmove a merge cost more than the move.
+        if n <= SHORT_LEN:
+            memcpy(move_buf, tokens + i + 2, SHORT_LEN * sizeof(token_t))
+            memcpy(tokens + i + 1, move_buf, SHORT_LEN * sizeof(token_t))
+            memcpy(move_buf, ranks + i + 2, SHORT_LEN * sizeof(rank_t))
+            memcpy(ranks + i + 1, move_buf, SHORT_LEN * sizeof(rank_t))
+        elif n <= LINEAR_MAX_LEN:
+            memcpy(move_buf, tokens + i + 2, LINEAR_MAX_LEN * sizeof(token_t))
+            memcpy(tokens + i + 1, move_buf, LINEAR_MAX_LEN * sizeof(token_t))
+            memcpy(move_buf, ranks + i + 2, LINEAR_MAX_LEN * sizeof(rank_t))
+            memcpy(ranks + i + 1, move_buf, LINEAR_MAX_LEN * sizeof(rank_t))
+        else:
+            memmove(tokens + i + 1, tokens + i + 2, (m - i - 2) * sizeof(token_t))
+            memmove(ranks + i + 1, ranks + i + 2, (m - i - 2) * sizeof(rank_t))
         m -= 1
         ranks[i] = pair_rank(t, tokens[i], tokens[i + 1]) if i + 1 < m else RANK_NONE
         if i > 0:

@@ -62,7 +62,7 @@ from cybpe.encode.thread_cache cimport (
 )
 from cybpe._c.system cimport big_table_alloc, big_table_free
 from cybpe._c.mem_pool cimport MemPool, mem_alloc, mem_calloc, mem_free_all
-from cybpe._c.cpu cimport FIBONACCI, prefetch_read
+from cybpe._c.cpu cimport FIBONACCI, prefetch_read, prefetch_write
 from cybpe._c.types cimport IdBuffer, grow_buffer, id_buffer_reserve, rank_t, token_t
 
 
@@ -251,6 +251,15 @@ cdef inline ThreadCacheEntry* thread_cache_find(const RankTables* t, ThreadCache
     return NULL
 
 
+cdef inline uint32_t thread_cache_victim(const uint32_t* tags) noexcept nogil:
+    """The way a new entry of the set with these tags takes: the next unused one (entries fill
+    in order: way k is the k-th), else the oldest's."""
+    cdef uint32_t way = 0
+    while way < THREAD_CACHE_WAYS and tags[way] != 0:
+        way += 1
+    return way if way < THREAD_CACHE_WAYS else tags[THREAD_CACHE_WAYS - 1] & 3
+
+
 cdef inline void thread_cache_put(const RankTables* t, ThreadCacheEntry* ways, uint32_t* tags,
                                   const uint8_t* s, Py_ssize_t n, uint64_t h, const uint32_t* ids,
                                   Py_ssize_t n_ids) noexcept nogil:
@@ -258,13 +267,10 @@ cdef inline void thread_cache_put(const RankTables* t, ThreadCacheEntry* ways, u
     next unused one): keyed when it fits, else spelled; a piece of more ids or bytes than
     either holds is not kept."""
     cdef bint keyed = n <= THREAD_CACHE_MAX_BYTES and n_ids <= THREAD_CACHE_MAX_IDS
-    cdef uint32_t way = 0
+    cdef uint32_t way
     if not keyed and (n_ids > THREAD_CACHE_MAX_SPELLED_IDS or n > THREAD_CACHE_MAX_SPELLED_BYTES):
         return
-    while way < THREAD_CACHE_WAYS and tags[way] != 0:  # entries fill in order: way k is the k-th
-        way += 1
-    if way == THREAD_CACHE_WAYS:
-        way = tags[THREAD_CACHE_WAYS - 1] & 3
+    way = thread_cache_victim(tags)
     memmove(tags + 1, tags, (THREAD_CACHE_WAYS - 1) * sizeof(uint32_t))
     tags[0] = thread_cache_tag(h, t.cache_salt) | way
     cdef ThreadCacheEntry* e = &ways[way]
@@ -305,6 +311,9 @@ cdef int encode_uncut(const RankTables* t, const uint8_t* s, Py_ssize_t n, uint6
             memcpy(out.data + out.size, hit.ids, THREAD_CACHE_MAX_SPELLED_IDS * sizeof(uint32_t))
             out.size += hit.n_ids
             return 0
+        # The entry the result will take (thread_cache_put's choice), fetched for writing
+        # while the piece is merged: its line arrives before the write instead of after.
+        prefetch_write(&slot[thread_cache_victim(slot_tags)])
     before = out.size
     if cuts != NULL and n >= CUT_MIN_LEN and t.inner_pairs != NULL:
         rc = encode_cut(t, s, n, out, shared, cuts)

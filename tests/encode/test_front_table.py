@@ -23,17 +23,20 @@ ALPHABET = b"\xe1\x9e\x80\x81\xb6 a"
 TOKENS = random_vocabulary(17, ALPHABET, 300, (2, 6))
 
 
-def _merges(order_seed: int) -> list[tuple[int, int]]:
+def _merges(order_seed: int, tokens: list[bytes] = TOKENS) -> list[tuple[int, int]]:
     """Every split of every token, in an order given by the seed: other BPE results."""
-    merges = all_split_merges(TOKENS)
+    merges = all_split_merges(tokens)
     random.Random(order_seed).shuffle(merges)
     return merges
 
 
-def _pieces(seed: int, count: int, lengths=(2, FRONT_MAX_BYTES + 6)) -> list[bytes]:
+def _pieces(seed: int, count: int, lengths=(2, FRONT_MAX_BYTES + 6), alphabet: bytes = ALPHABET,
+            words: int = 400, tokens: list[bytes] = ()) -> list[bytes]:
+    """count pieces drawn from `words` random strings over `alphabet` (and 100 of `tokens`)."""
     rng = random.Random(seed)
-    words = [bytes(rng.choice(ALPHABET) for _ in range(rng.randint(*lengths))) for _ in range(400)]
-    return [rng.choice(words) for _ in range(count)]
+    pool = [bytes(rng.choice(alphabet) for _ in range(rng.randint(*lengths))) for _ in range(words)]
+    pool += rng.sample(tokens, 100) if tokens else []
+    return [rng.choice(pool) for _ in range(count)]
 
 
 def _front_slot(piece: bytes) -> int:
@@ -222,17 +225,12 @@ PIECE_ALPHABET = ASCII_ALPHABET + b"xy"  # x and y are in no token but their byt
 
 
 def _ascii_merges(order_seed: int) -> list[tuple[int, int]]:
-    merges = all_split_merges(ASCII_TOKENS)
-    random.Random(order_seed).shuffle(merges)
-    return merges
+    return _merges(order_seed, ASCII_TOKENS)
 
 
 def _ascii_pieces(seed: int, count: int, lengths=(2, FRONT_MAX_BYTES + 6)) -> list[bytes]:
-    rng = random.Random(seed)
-    words = [bytes(rng.choice(PIECE_ALPHABET) for _ in range(rng.randint(*lengths)))
-             for _ in range(300)]
-    words += rng.sample(ASCII_TOKENS[256:], 100)  # tokens too: the token table answers them
-    return [rng.choice(words) for _ in range(count)]
+    # tokens too: the token table answers them
+    return _pieces(seed, count, lengths, PIECE_ALPHABET, 300, ASCII_TOKENS[256:])
 
 
 def _ascii_expected(pieces, merges, lookup) -> list[int]:

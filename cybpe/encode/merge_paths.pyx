@@ -49,6 +49,14 @@ cdef enum:
     GAVE_UP = 1               # a merge path's "use another path" (nothing was written)
 
 
+cdef inline void drop_part(int32_t* a, Py_ssize_t i, Py_ssize_t parts,
+                           int32_t* buf) noexcept nogil:
+    """a[i + 1 : i + 1 + parts] = a[i + 2 : i + 2 + parts], through buf (of parts entries).
+    parts is a constant at every call, so gcc inlines both copies as vector moves."""
+    memcpy(buf, a + i + 2, parts * sizeof(int32_t))
+    memcpy(a + i + 1, buf, parts * sizeof(int32_t))
+
+
 cdef int merge_linear(const RankTables* t, const uint8_t* s, Py_ssize_t n,
                       IdBuffer* out) noexcept nogil:
     """BPE of n >= 2 bytes, rescanning the ranks of all adjacent pairs each round (tiktoken's
@@ -59,7 +67,7 @@ cdef int merge_linear(const RankTables* t, const uint8_t* s, Py_ssize_t n,
     cdef rank_t* ranks = stack_ranks
     cdef Py_ssize_t m = n, i, j
     cdef rank_t best
-    cdef uint32_t move_buf[LINEAR_MAX_LEN]
+    cdef int32_t move_buf[LINEAR_MAX_LEN]
     if n > LINEAR_STACK:
         tokens = <token_t*>malloc(n * sizeof(token_t))
         ranks = <rank_t*>malloc(n * sizeof(rank_t))
@@ -88,15 +96,11 @@ cdef int merge_linear(const RankTables* t, const uint8_t* s, Py_ssize_t n,
         # Fixed-size copies through a buffer (the stack arrays have room past m): a few
         # inlined vector moves, where two calls to memmove a merge cost more than the move.
         if n <= SHORT_LEN:
-            memcpy(move_buf, tokens + i + 2, SHORT_LEN * sizeof(token_t))
-            memcpy(tokens + i + 1, move_buf, SHORT_LEN * sizeof(token_t))
-            memcpy(move_buf, ranks + i + 2, SHORT_LEN * sizeof(rank_t))
-            memcpy(ranks + i + 1, move_buf, SHORT_LEN * sizeof(rank_t))
+            drop_part(tokens, i, SHORT_LEN, move_buf)
+            drop_part(ranks, i, SHORT_LEN, move_buf)
         elif n <= LINEAR_MAX_LEN:
-            memcpy(move_buf, tokens + i + 2, LINEAR_MAX_LEN * sizeof(token_t))
-            memcpy(tokens + i + 1, move_buf, LINEAR_MAX_LEN * sizeof(token_t))
-            memcpy(move_buf, ranks + i + 2, LINEAR_MAX_LEN * sizeof(rank_t))
-            memcpy(ranks + i + 1, move_buf, LINEAR_MAX_LEN * sizeof(rank_t))
+            drop_part(tokens, i, LINEAR_MAX_LEN, move_buf)
+            drop_part(ranks, i, LINEAR_MAX_LEN, move_buf)
         else:
             memmove(tokens + i + 1, tokens + i + 2, (m - i - 2) * sizeof(token_t))
             memmove(ranks + i + 1, ranks + i + 2, (m - i - 2) * sizeof(rank_t))

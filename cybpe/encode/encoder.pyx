@@ -505,18 +505,18 @@ cdef inline int encode_pieces_block(const RankTables* t, const uint8_t** starts,
                 front_put(front, e, heads[k], s, n, out.data + out.size - 1, 1)
                 tokens += 1
             continue
-        # Checked again: a piece before this one in the block may have taken the entry since.
-        if with_front and found[k] == -2 and front_holds(front, e, s, n, heads[k]):
+        # The front entry: with_front, of a piece whose entry held in the second pass; without,
+        # of a short piece that is no token. Checked (again) here: a piece before this one in
+        # the block may have taken the entry since.
+        if (e != NULL and (found[k] == -2 or not with_front)
+                and front_holds(front, e, s, n, heads[k])):
             memcpy(out.data + out.size, e.ids, FRONT_MAX_IDS * sizeof(uint32_t))  # fixed size
             out.size += e.n_ids
-            if e.n_ids == 1:
-                tokens += 1
-            else:
-                others += 1
-            continue
-        if not with_front and e != NULL and front_holds(front, e, s, n, heads[k]):
-            memcpy(out.data + out.size, e.ids, FRONT_MAX_IDS * sizeof(uint32_t))  # fixed size
-            out.size += e.n_ids
+            if with_front:
+                if e.n_ids == 1:
+                    tokens += 1
+                else:
+                    others += 1
             continue
         if n == 1:
             if merge_piece(t, s, n, out, PATH_AUTO) != 0:

@@ -25,8 +25,6 @@ import re
 import sys
 from pathlib import Path
 
-import regex
-
 MAX_CP = 0x110000
 
 #: Class bits of one code point (bit -> property tested with ``regex``).
@@ -69,6 +67,8 @@ def regex_unicode_version() -> str | None:
 
 def class_bytes() -> bytearray:
     """One class byte per code point, each bit set where ``regex`` says the property holds."""
+    import regex  # here, not at the top: gen_nfc_tables.py borrows this file's helpers without it
+
     every = "".join(map(chr, range(MAX_CP)))
     classes = bytearray(MAX_CP)
     for bit, (_, prop) in enumerate(CLASS_BITS):
@@ -90,6 +90,8 @@ def class_bytes() -> bytearray:
 
 def contraction_folds() -> list[tuple[int, str]]:
     """Every code point that ``(?i:x)`` matches, for each contraction letter x, sorted."""
+    import regex
+
     every = "".join(map(chr, range(MAX_CP)))
     folds = []
     for letter in CONTRACTION_LETTERS:
@@ -128,6 +130,8 @@ def c_array(ctype: str, name: str, values, per_line: int = 24) -> str:
 
 
 def render(classes: bytearray, folds: list[tuple[int, str]]) -> str:
+    import regex
+
     shift, stage1, blocks = two_stage(classes)
     ascii_fold = [0] * 128
     for cp, letter in folds:

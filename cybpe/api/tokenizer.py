@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import operator
 import os
-import unicodedata
 from typing import AbstractSet, Any, Collection, Iterable, Iterator, Literal, Optional, Sequence, Union
 
 import numpy as np
 
+from cybpe._c.nfc import nfc
 from cybpe.pretokenize.text import clean_surrogates
 from cybpe.encode.encoder import RankEncoder
 from cybpe.encode.fastpath import (
@@ -343,7 +343,7 @@ class Tokenizer(TransformersMethods):
         NFC."""
         if text.isascii():
             return text
-        return unicodedata.normalize(self.normalizer, clean_surrogates(text))  # type: ignore[arg-type]
+        return nfc(clean_surrogates(text))
 
     def encode_ordinary(self, text: str) -> list[int]:
         """Encode ignoring special tokens (their strings are ordinary text)."""

@@ -182,7 +182,7 @@ class Engine:
         strings; an added token's content), character offsets, word ids (the index of the split
         the token comes from: an added token, or a pre-tokenizer piece), type ids."""
         from cybpe.encode.spans import ordinary_spans
-        import unicodedata
+        from cybpe._c.nfc import nfc
 
         splitter = self._plain if split_special else self._all
         parts = splitter.parts(text) if splitter is not None else ([(text, False)] if text else [])
@@ -201,7 +201,7 @@ class Engine:
             else:
                 part_ids, spans = ordinary_spans(self._encoder, self._pretokenizer, self._normalizer, part)
                 part_ids = self._encoder.ids_list(part_ids)
-                normalized = unicodedata.normalize(self._normalizer, part) if self._normalizer else part
+                normalized = nfc(part) if self._normalizer else part  # (NFC: the one normalizer read)
                 counts = [len(self._encoder.encode_str_pieces([p])) for p in self._pretokenizer.split(normalized)]
                 if sum(counts) != len(part_ids):
                     raise RuntimeError("cybpe: the pieces do not add up to the text's ids (a bug)")

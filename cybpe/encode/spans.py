@@ -25,6 +25,7 @@ from typing import Optional
 
 import numpy as np
 
+from cybpe._c.nfc import nfc
 from cybpe.pretokenize.text import clean_surrogates
 from cybpe.encode.fastpath import encode_scanned_spans
 
@@ -164,8 +165,8 @@ def ordinary_spans(encoder, pretokenizer, normalizer: Optional[str], text: str, 
     ids when ``limit >= 0``. ``spans`` is None unless ``offsets``."""
     original = text
     cleaned = clean_surrogates(original)
-    if normalizer is not None:
-        text = unicodedata.normalize(normalizer, cleaned)
+    if normalizer is not None:  # (NFC, the one normalizer a Tokenizer takes)
+        text = nfc(cleaned)
     else:
         text = cleaned
     result = None

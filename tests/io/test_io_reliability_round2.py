@@ -370,8 +370,10 @@ def test_every_writer_is_listed(tok):
 
 #: The modules allowed to create or replace files themselves: the atomic saver, and the
 #: transformers folder writer (it stages three files through the saver's rules, then renames).
-#: cybpe/_c/gen_unicode_tables.py is a build-time generator, not part of the library's API.
-_OWN_WRITERS = {"cybpe/io/atomic.py", "cybpe/formats/transformers_dir.py", "cybpe/_c/gen_unicode_tables.py"}
+#: cybpe/_c/gen_unicode_tables.py and gen_nfc_tables.py are build-time generators, not part of
+#: the library's API.
+_OWN_WRITERS = {"cybpe/io/atomic.py", "cybpe/formats/transformers_dir.py", "cybpe/_c/gen_unicode_tables.py",
+                "cybpe/_c/gen_nfc_tables.py"}
 _WRITE_CALL = re.compile(
     r"""open\([^)]*['"][wax]b?\+?['"]|\.write_bytes\(|\.write_text\(|mkstemp\(|NamedTemporaryFile\(|"""
     r"""os\.replace\(|os\.rename\(|shutil\.(?:copy|move)|np\.save\(|\.tofile\(|os\.O_WRONLY""")

@@ -35,10 +35,10 @@ import unicodedata
 from pathlib import Path
 
 if __package__:
-    from cybpe._c.gen_unicode_tables import MAX_CP, c_array, two_stage
+    from cybpe._c.gen_unicode_tables import MAX_CP, c_two_stage, two_stage
 else:  # run as a script (cybpe need not be importable): the sibling script is next to this one
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from gen_unicode_tables import MAX_CP, c_array, two_stage  # noqa: E402
+    from gen_unicode_tables import MAX_CP, c_two_stage, two_stage  # noqa: E402
 
 ASK = 255
 OUTPUT = Path(__file__).resolve().parent / "nfc_tables.h"
@@ -69,7 +69,6 @@ def nfc_bytes() -> bytearray:
 
 def render(values: bytearray) -> str:
     shift, stage1, blocks = two_stage(values)
-    stage1_type = "uint8_t" if len(blocks) <= 256 else "uint16_t"
     first = next(cp for cp in range(MAX_CP) if values[cp])
     asks = sum(1 for v in values if v == ASK)
     marks = sum(1 for v in values if 0 < v < ASK)
@@ -96,14 +95,8 @@ def render(values: bytearray) -> str:
         f"#define CYBPE_NFC_BLOCK {1 << shift}",
         f"#define CYBPE_NFC_MAX 0x{MAX_CP:X}",
         "",
-        c_array(stage1_type, "cybpe_nfc_stage1", stage1, per_line=32),
-        c_array("uint8_t", "cybpe_nfc_stage2", b"".join(blocks), per_line=32),
-        "/* The byte of a code point (CYBPE_NFC_ASK beyond U+10FFFF: never happens in a str). */",
-        "static inline uint32_t cybpe_nfc_byte(uint32_t cp) {",
-        "    if (cp >= CYBPE_NFC_MAX) return CYBPE_NFC_ASK;",
-        "    return cybpe_nfc_stage2[((uint32_t)cybpe_nfc_stage1[cp >> CYBPE_NFC_SHIFT] << CYBPE_NFC_SHIFT)",
-        "                            | (cp & (CYBPE_NFC_BLOCK - 1))];",
-        "}",
+        *c_two_stage(stage1, blocks, "cybpe_nfc", "CYBPE_NFC", "cybpe_nfc_byte", "CYBPE_NFC_ASK",
+                     "The byte of a code point (CYBPE_NFC_ASK beyond U+10FFFF: never happens in a str)."),
         "",
         "#endif",
         "",

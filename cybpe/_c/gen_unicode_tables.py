@@ -129,6 +129,24 @@ def c_array(ctype: str, name: str, values, per_line: int = 24) -> str:
     return f"static const {ctype} {name}[{len(values)}] = {{\n" + "\n".join(lines) + "\n};\n"
 
 
+def c_two_stage(stage1: list[int], blocks: list[bytes], tables: str, macros: str, function: str,
+                beyond: str, comment: str) -> list[str]:
+    """The C lines of a two-stage table (``{tables}_stage1``, ``{tables}_stage2``; shift and
+    block size in ``{macros}_SHIFT``, ``{macros}_BLOCK``) and of ``function(cp)``, the byte of
+    cp in it (``beyond`` at and past ``{macros}_MAX``), under ``comment``."""
+    stage1_type = "uint8_t" if len(blocks) <= 256 else "uint16_t"
+    return [
+        c_array(stage1_type, f"{tables}_stage1", stage1, per_line=32),
+        c_array("uint8_t", f"{tables}_stage2", b"".join(blocks), per_line=32),
+        f"/* {comment} */",
+        f"static inline uint32_t {function}(uint32_t cp) {{",
+        f"    if (cp >= {macros}_MAX) return {beyond};",
+        f"    return {tables}_stage2[((uint32_t){tables}_stage1[cp >> {macros}_SHIFT] << {macros}_SHIFT)",
+        f"                            | (cp & ({macros}_BLOCK - 1))];",
+        "}",
+    ]
+
+
 def render(classes: bytearray, folds: list[tuple[int, str]]) -> str:
     import regex
 
@@ -138,7 +156,6 @@ def render(classes: bytearray, folds: list[tuple[int, str]]) -> str:
         if cp < 128:
             ascii_fold[cp] = ord(letter)
     extras = [(cp, letter) for cp, letter in folds if cp >= 128]
-    stage1_type = "uint8_t" if len(blocks) <= 256 else "uint16_t"
     byte_class = []
     for b in range(256):
         value = classes[b] if b < 0x80 else 0
@@ -194,14 +211,8 @@ def render(classes: bytearray, folds: list[tuple[int, str]]) -> str:
         c_array("char", "cybpe_fold_extra_letter", [ord(x) for _, x in extras] or [0]),
         "/* Class bits per first byte of a UTF-8 sequence (ASCII bytes are whole code points). */",
         c_array("uint16_t", "cybpe_byte_class", byte_class, per_line=16),
-        c_array(stage1_type, "cybpe_uni_stage1", stage1, per_line=32),
-        c_array("uint8_t", "cybpe_uni_stage2", b"".join(blocks), per_line=32),
-        "/* Class bits of a code point (0 beyond U+10FFFF). */",
-        "static inline uint32_t cybpe_cp_class(uint32_t cp) {",
-        "    if (cp >= CYBPE_UNI_MAX) return 0;",
-        "    return cybpe_uni_stage2[((uint32_t)cybpe_uni_stage1[cp >> CYBPE_UNI_SHIFT] << CYBPE_UNI_SHIFT)",
-        "                            | (cp & (CYBPE_UNI_BLOCK - 1))];",
-        "}",
+        *c_two_stage(stage1, blocks, "cybpe_uni", "CYBPE_UNI", "cybpe_cp_class", "0",
+                     "Class bits of a code point (0 beyond U+10FFFF)."),
         "",
         "/* The contraction letter a non-ASCII code point case-folds to, else 0. */",
         "static inline char cybpe_fold_extra(uint32_t cp) {",

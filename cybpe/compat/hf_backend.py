@@ -182,7 +182,6 @@ class Engine:
         strings; an added token's content), character offsets, word ids (the index of the split
         the token comes from: an added token, or a pre-tokenizer piece), type ids."""
         from cybpe.encode.spans import ordinary_spans
-        from cybpe._c.nfc import nfc
 
         splitter = self._plain if split_special else self._all
         parts = splitter.parts(text) if splitter is not None else ([(text, False)] if text else [])
@@ -199,23 +198,57 @@ class Engine:
                 words.append(word)
                 word += 1
             else:
-                part_ids, spans = ordinary_spans(self._encoder, self._pretokenizer, self._normalizer, part)
-                part_ids = self._encoder.ids_list(part_ids)
-                normalized = nfc(part) if self._normalizer else part  # (NFC: the one normalizer read)
-                counts = [len(self._encoder.encode_str_pieces([p])) for p in self._pretokenizer.split(normalized)]
-                if sum(counts) != len(part_ids):
-                    raise RuntimeError("cybpe: the pieces do not add up to the text's ids (a bug)")
-                for c in counts:
-                    words.extend([word] * c)
-                    word += 1
+                scanned = self._scanned(part)
+                if scanned is not None:  # the common case: one compiled pass gives all three
+                    part_ids, spans, pieces = scanned
+                    part_ids = self._encoder.ids_list(part_ids)
+                    part_words = (pieces + word).tolist()
+                else:
+                    part_ids, spans = ordinary_spans(self._encoder, self._pretokenizer, self._normalizer, part)
+                    part_ids = self._encoder.ids_list(part_ids)
+                    part_words = self._word_ids(part, len(part_ids), word)
+                words.extend(part_words)
+                word = part_words[-1] + 1 if part_words else word
                 ids.extend(part_ids)
-                tokens.extend(self.model_strings[i] for i in part_ids)
-                offsets.extend((int(a) + pos, int(b) + pos) for a, b in spans)
+                strings = self.model_strings
+                tokens.extend([strings[i] for i in part_ids])
+                offsets.extend(map(tuple, (spans + pos).tolist()))  # (HF's offsets are tuples)
             pos += len(part)
         n = len(ids)
         if fast:  # encode_batch_fast: HF fills neither tokens, offsets nor words, and type id 0
             return Encoding._make(ids, [0] * n, [""] * n, [None] * n, [(0, 0)] * n, [0] * n, [1] * n)
         return Encoding._make(ids, [type_id] * n, tokens, words, offsets, [0] * n, [1] * n)
+
+    def _scanned(self, part: str) -> Optional[tuple]:
+        """(ids, character spans, piece index of each id) of ``part`` from one compiled pass, or
+        None where that pass does not apply: no compiled scanner, a lone surrogate, NFC changing
+        the text (the spans must point into ``part``, the pieces are NFC's), the scanner giving
+        up."""
+        from cybpe._c.nfc import nfc
+        from cybpe.encode.fastpath import encode_scanned_words
+
+        if not self._pretokenizer.uses_scanner or (self._normalizer and nfc(part) is not part):
+            return None
+        try:
+            data = str.encode(part, "utf-8")
+        except UnicodeEncodeError:
+            return None
+        return encode_scanned_words(self._encoder, self._pretokenizer.scanner, data)
+
+    def _word_ids(self, part: str, n_ids: int, first: int) -> list:
+        """The word id of each of ``part``'s ``n_ids`` ids where ``_scanned`` does not apply:
+        ``first`` plus the index of the pre-tokenizer piece (of the normalized text) it comes
+        from, by encoding each piece on its own."""
+        from cybpe._c.nfc import nfc
+
+        normalized = nfc(part) if self._normalizer else part  # (NFC: the one normalizer read)
+        counts = [len(self._encoder.encode_str_pieces([p])) for p in self._pretokenizer.split(normalized)]
+        if sum(counts) != n_ids:
+            raise RuntimeError("cybpe: the pieces do not add up to the text's ids (a bug)")
+        out: list = []
+        for k, c in enumerate(counts):
+            out.extend([first + k] * c)
+        return out
 
     def decode(self, ids: Any, skip_special_tokens: bool) -> str:
         """HF's ByteLevel decode of ``ids`` (raises for an id that is no token)."""

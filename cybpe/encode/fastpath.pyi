@@ -27,6 +27,9 @@ def encode_scanned_spans(
     limit: int = -1,
     offsets: bool = True,
 ) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.int64] | None] | None: ...
+def encode_scanned_words(
+    encoder: RankEncoder, scanner: BaseScanner, data: bytes | bytearray | memoryview
+) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.int64], npt.NDArray[np.int64]] | None: ...
 def encode_texts_flat(
     encoder: RankEncoder, scanner: BaseScanner, texts: list[str], limit: int = -1, offsets: bool = False
 ) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.int64], npt.NDArray[np.int64] | None]: ...

@@ -60,6 +60,7 @@ cdef struct ScanEncode:
     # scan_encode, released by scan_encode_free (in the caller's ``finally``).
     int64_t* ends           # the piece ends of the text being encoded (reused text after text)
     Py_ssize_t capacity
+    Py_ssize_t pieces       # how many: ends[0:pieces] (byte offsets; with limit >= 0, rewritten)
     IdBuffer ids            # every id appended so far, texts one after another
     int64_t* spans          # with offsets: ids' character spans, 2 per id (see char_spans)
     Py_ssize_t span_capacity
@@ -68,6 +69,7 @@ cdef struct ScanEncode:
 cdef inline void scan_encode_init(ScanEncode* w) noexcept nogil:
     w.ends = NULL
     w.capacity = 0
+    w.pieces = 0
     w.ids.data = NULL
     w.ids.size = w.ids.capacity = 0
     w.spans = NULL
@@ -91,6 +93,7 @@ cdef int scan_encode(ScanEncode* w, RankEncoder encoder, BaseScanner scanner, co
     cdef Py_ssize_t reserve = n if limit < 0 else min(n, limit + 1024)
     if pieces < 0:
         return GAVE_UP if pieces == SCAN_GAVE_UP else NO_MEMORY
+    w.pieces = pieces
     # A text has at most one id per byte: room for all of them now, not by doubling as they
     # come (the copies of the doubling were ~2.5% of a 16 KB document's encode).
     if id_buffer_reserve(&w.ids, min(reserve, <Py_ssize_t>RESERVED_IDS_MAX)) != 0:
@@ -305,6 +308,48 @@ def encode_scanned_spans(RankEncoder encoder, BaseScanner scanner not None, cons
             return None
         raise_if_no_memory(rc)
         return ids_array(&w.ids), (spans_array(w.spans, w.ids.size) if offsets else None)
+    finally:
+        scan_encode_free(&w)
+
+
+cdef void piece_indexes(const int64_t* token_offsets, const uint32_t* ids, Py_ssize_t n_ids,
+                        const int64_t* ends, Py_ssize_t pieces, int64_t* out) noexcept nogil:
+    """out[i] = the index of the piece (ends: the pieces' byte ends) holding ordinary token
+    ids[i], the tokens laid end to end over the pieces: a piece's ids cover it exactly."""
+    cdef Py_ssize_t i, piece = 0
+    cdef int64_t at = 0
+    cdef uint32_t token
+    for i in range(n_ids):
+        out[i] = piece
+        token = ids[i]
+        at += token_offsets[token + 1] - token_offsets[token]
+        while piece < pieces and at >= ends[piece]:
+            piece += 1
+
+
+def encode_scanned_words(RankEncoder encoder, BaseScanner scanner not None, const uint8_t[::1] data):
+    """(ids, spans, pieces) of UTF-8 ``data`` (valid UTF-8: a str's encoding), in one GIL-free
+    pass: encode_scanned_spans's ids and character spans, and for each id the index of the
+    pre-tokenizer piece it comes from (an int64 array: HF's word ids, counted from 0). None
+    when the scanner gave up on the text."""
+    cdef Py_ssize_t n = data.shape[0]
+    if n == 0:
+        return np.empty(0, dtype=np.uint32), np.empty((0, 2), dtype=np.int64), np.empty(0, dtype=np.int64)
+    cdef ScanEncode w
+    cdef int rc
+    cdef int64_t[::1] view
+    scan_encode_init(&w)
+    try:
+        with nogil:
+            rc = scan_encode(&w, encoder, scanner, &data[0], n, -1, False, True)
+        if rc == GAVE_UP:
+            return None
+        raise_if_no_memory(rc)
+        words = np.empty(w.ids.size, dtype=np.int64)
+        if w.ids.size:
+            view = words
+            piece_indexes(encoder.tables.token_offsets, w.ids.data, w.ids.size, w.ends, w.pieces, &view[0])
+        return ids_array(&w.ids), spans_array(w.spans, w.ids.size), words
     finally:
         scan_encode_free(&w)
 

@@ -9,7 +9,8 @@ both patched engines' piece caches hold nearly every piece), are secondary:
 * ``batch, unseen`` (headline): ``tok(batch)`` once on each of up to five batches of 1,000
   texts of 400 characters (the four texts' pieces taken in turn), from the second batch on;
 * ``single, warm`` and ``batch, warm``: the first document of each text in turn, and the first
-  batch, again and again;
+  batch, again and again; ``batch with offsets``: the first batch with
+  ``return_offsets_mapping=True`` and each text's word ids (fastokens does not track offsets);
 * ``overhead``: ``tok("a")``, and the backend's own ``encode_batch(["a"])``: the difference is
   what the transformers layer costs per call, which no engine removes.
 
@@ -188,6 +189,30 @@ def test_batch_of_1000_warm(benchmark, tokenizers_by_variant, documents, variant
         assert tok(batch)["input_ids"] == expected, f"{variant}: ids differ"
         benchmark.group = f"transformers batch of {len(batch)}, warm (secondary): {vocab}"
         benchmark.pedantic(lambda: tok(batch), rounds=8, iterations=1, warmup_rounds=1)
+    benchmark.extra_info.update(variant=variant, vocab=vocab, rows="warm",
+                                mb_s=_size(batch) / benchmark.stats.stats.mean / 1e6)
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_batch_with_offsets_warm(benchmark, tokenizers_by_variant, documents, variant):
+    """``tok(batch, return_offsets_mapping=True)`` and every text's word ids (what token
+    classification asks for), the first batch again and again. fastokens does not track
+    offsets (it raises), so its row is skipped."""
+    vocab, tok, reference = _tok(tokenizers_by_variant, variant)
+    _, _, batch, _ = documents
+
+    def call(t):
+        out = t(batch, return_offsets_mapping=True)
+        return out["input_ids"], out["offset_mapping"], [out.word_ids(i) for i in range(len(batch))]
+    expected = call(reference)
+    with _Patch(variant):
+        try:
+            got = call(tok)
+        except NotImplementedError as exc:
+            pytest.skip(f"{variant}: {exc}")
+        assert got == expected, f"{variant}: ids, offsets or word ids differ"
+        benchmark.group = f"transformers batch of {len(batch)} with offsets and word ids, warm (secondary): {vocab}"
+        benchmark.pedantic(lambda: call(tok), rounds=8, iterations=1, warmup_rounds=1)
     benchmark.extra_info.update(variant=variant, vocab=vocab, rows="warm",
                                 mb_s=_size(batch) / benchmark.stats.stats.mean / 1e6)
 

@@ -76,21 +76,27 @@ def long_run_nfc(str run):
     NFC, which only composes what comes to it in order. Why: CPython orders marks by insertion
     sort, quadratic in a run's length (40,000 marks out of order took 1.3 s, a megabyte of
     them minutes); this is O(n log n) with the same result."""
-    combining = unicodedata.combining
     decomposed = "".join([unicodedata.normalize("NFD", c) for c in run])  # each one is short
+    return unicodedata.normalize("NFC", "".join(canonical_order(decomposed, unicodedata.combining)))
+
+
+def canonical_order(items, combining_class) -> list:
+    """``items`` (decomposed characters, or anything ``combining_class`` gives a canonical
+    combining class for) in canonical order: each stretch of items of non-zero class stably
+    sorted by class (equal classes keep their order), the others where they stand."""
     ordered = []
     marks = []
-    for c in decomposed:
-        if combining(c):
-            marks.append(c)
+    for item in items:
+        if combining_class(item):
+            marks.append(item)
             continue
         if marks:
-            ordered += sorted(marks, key=combining)  # stable: equal classes keep their order
+            ordered += sorted(marks, key=combining_class)
             marks = []
-        ordered.append(c)
+        ordered.append(item)
     if marks:
-        ordered += sorted(marks, key=combining)
-    return unicodedata.normalize("NFC", "".join(ordered))
+        ordered += sorted(marks, key=combining_class)
+    return ordered
 
 
 cdef object nfc_of(const code_unit* s, Py_ssize_t n, str text):

@@ -25,7 +25,7 @@ from typing import Optional
 
 import numpy as np
 
-from cybpe._c.nfc import nfc
+from cybpe._c.nfc import canonical_order, nfc
 from cybpe.pretokenize.text import clean_surrogates
 from cybpe.encode.fastpath import encode_scanned_spans
 
@@ -62,16 +62,7 @@ def nfc_with_changes(text: str) -> list[tuple[str, int]]:
         parts = unicodedata.normalize("NFD", ch)
         decomposed.append((parts[0], 0))
         decomposed.extend((d, 1) for d in parts[1:])
-    ordered: list[tuple[str, int]] = []
-    run: list[tuple[str, int]] = []
-    for item in decomposed:
-        if combining(item[0]):
-            run.append(item)
-            continue
-        ordered.extend(sorted(run, key=lambda x: combining(x[0])))
-        run = []
-        ordered.append(item)
-    ordered.extend(sorted(run, key=lambda x: combining(x[0])))
+    ordered = canonical_order(decomposed, lambda item: combining(item[0]))
 
     def compose(a: str, b: str) -> Optional[str]:
         joined = unicodedata.normalize("NFC", a + b)

@@ -83,7 +83,7 @@ def test_real_text_of_every_script():
 
 
 def test_unchanged_text_comes_back_as_itself():
-    for text in ["", "ascii", "caf\u00e9", "\u0915\u094d\u0937", "\uac00\ud7a3", "\U0001f600 x", "a\u0301" * 0 + "\u00e9\u0301"]:
+    for text in ["", "ascii", "caf\u00e9", "\u0915\u094d\u0937", "\uac00\ud7a3", "\U0001f600 x", "\u00e9\u0301"]:
         if unicodedata.normalize("NFC", text) == text:
             assert nfc(text) is text
 

@@ -16,7 +16,8 @@ stays in the instance's ``__dict__``, untouched. So:
 * assigning ``tok._tokenizer = x`` stores ``x`` (a backend given is unwrapped).
 
 The backend of an instance is kept in its ``__dict__`` under ``_cybpe_backend`` inside a small
-holder that pickles and copies as empty (:class:`_Slot`), so copies rebuild theirs.
+holder that pickles and copies as empty (:class:`~cybpe.compat.backend_slot.BackendSlot`), so
+copies rebuild theirs.
 
 ``tokenizers.decoders.DecodeStream`` (vLLM's incremental detokenizer) is also replaced while the
 patch is on, by a subclass-like wrapper that hands the Rust tokenizer to HF's own stream.
@@ -33,6 +34,8 @@ import logging
 import threading
 from typing import Any, Iterator, Optional
 
+from cybpe.compat.backend_slot import BackendGetter, BackendSlot
+
 logger = logging.getLogger("cybpe.compat.transformers")
 
 _LOCK = threading.RLock()
@@ -43,40 +46,21 @@ _MISSING = object()
 _SLOT = "_cybpe_backend"
 
 
-class _Slot:
-    """Holds an instance's backend; copies and pickles as empty, so a copied tokenizer gets a
-    backend of its own copy of the Rust tokenizer."""
-
-    __slots__ = ("raw", "backend")
-
-    def __init__(self, raw: Any = None, backend: Any = None) -> None:
-        self.raw = raw
-        self.backend = backend
-
-    def __reduce__(self) -> tuple:
-        return (_Slot, ())
-
-    def __copy__(self) -> "_Slot":
-        return _Slot()
-
-    def __deepcopy__(self, memo: dict) -> "_Slot":
-        return _Slot()
+#: old pickles name the slot's class here
+_Slot = BackendSlot
 
 
-class _BackendDescriptor:
-    """The class attribute ``_tokenizer`` while patched (see the module docstring)."""
+class _BackendDescriptor(BackendGetter):
+    """The class attribute ``_tokenizer`` while patched (see the module docstring). Reads that
+    the instance's slot answers stay in C (:class:`~cybpe.compat.backend_slot.BackendGetter`)."""
 
     def __init__(self, class_value: Any) -> None:
-        self.class_value = class_value
+        super().__init__(class_value, _SLOT)
 
-    def __get__(self, obj: Any, cls: Any = None) -> Any:
-        if obj is None:
-            return self.class_value
-        d = obj.__dict__
-        slot = d.get(_SLOT)
+    def missing(self, d: dict) -> Any:
+        """An instance's read that its slot does not answer (no slot yet, or a slot for a
+        Rust tokenizer the instance no longer holds)."""
         raw = d.get("_tokenizer", _MISSING)
-        if slot is not None and slot.raw is raw:  # (transformers reads it several times a call)
-            return slot.backend
         if raw is None or raw is _MISSING:
             return self.class_value if raw is _MISSING else None
         return _attach(d, raw)
@@ -87,7 +71,7 @@ class _BackendDescriptor:
         d = obj.__dict__
         if isinstance(value, CybpeBackend):
             d["_tokenizer"] = value._inner
-            d[_SLOT] = _Slot(value._inner, value)
+            d[_SLOT] = BackendSlot(value._inner, value)
         else:
             d["_tokenizer"] = value
             d.pop(_SLOT, None)
@@ -110,9 +94,9 @@ def _attach(d: dict, raw: Any) -> Any:
         return raw
     backend = CybpeBackend(raw)
     slot = d.get(_SLOT)
-    if isinstance(slot, _Slot) and slot.raw is raw:  # another thread was first
+    if isinstance(slot, BackendSlot) and slot.raw is raw:  # another thread was first
         return slot.backend
-    d[_SLOT] = _Slot(raw, backend)
+    d[_SLOT] = BackendSlot(raw, backend)
     return backend
 
 

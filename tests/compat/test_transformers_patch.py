@@ -69,6 +69,32 @@ def test_accelerated(named):
     assert type(tok.backend_tokenizer).__name__ == "Tokenizer"
 
 
+def test_backend_follows_the_rust_tokenizer_in_the_instance(named, texts):
+    """The backend read through the descriptor is the one of the Rust tokenizer the instance
+    holds now: one backend per instance while it stays (the compiled read), a new one when the
+    instance's ``__dict__`` gets another Rust tokenizer behind the descriptor's back, none for
+    None."""
+    import copy
+
+    _, _, tok = named
+    with cybpe.transformers_patched():
+        first = tok._tokenizer
+        assert isinstance(first, CybpeBackend) and tok._tokenizer is first
+        raw = tok.__dict__["_tokenizer"]
+        other = copy.deepcopy(raw)
+        tok.__dict__["_tokenizer"] = other
+        try:
+            second = tok._tokenizer
+            assert isinstance(second, CybpeBackend) and second is not first
+            assert second._inner is other and tok._tokenizer is second
+            assert tok(texts[0]).input_ids == first.encode(texts[0]).ids
+            tok.__dict__["_tokenizer"] = None
+            assert tok._tokenizer is None
+        finally:
+            tok.__dict__["_tokenizer"] = raw
+        assert tok._tokenizer._inner is raw
+
+
 def test_call_single_and_batch(named, texts):
     _, _, tok = named
     for text in texts:

@@ -60,6 +60,9 @@ _ENGINES_LOCK = threading.Lock()
 _ENGINE_COMPONENTS = frozenset({"model", "normalizer", "pre_tokenizer", "decoder"})
 #: The backend's own attributes (everything else is the Rust tokenizer's).
 _OWN = frozenset({"_inner", "_engine", "_lock", "_pp_cache", "__weakref__"})
+_UNSET = object()
+#: the layouts of a tokenizer without post-processor, by add_special_tokens (the same either way)
+_NO_PP_LAYOUTS = {False: SingleLayout.of(None, False), True: SingleLayout.of(None, True)}
 
 
 def _overlap(a: str, b: str) -> bool:
@@ -287,7 +290,7 @@ class CybpeBackend:
         object.__setattr__(self, "_inner", inner)
         object.__setattr__(self, "_engine", None)  # None: not built yet; False: unsupported
         object.__setattr__(self, "_lock", threading.Lock())
-        object.__setattr__(self, "_pp_cache", (None, None))
+        object.__setattr__(self, "_pp_cache", (None, None, {}))
 
     # -- delegation ----------------------------------------------------------------------------
     def __getattr__(self, name: str) -> Any:
@@ -403,12 +406,13 @@ class CybpeBackend:
     # -- encoding ------------------------------------------------------------------------------
     def _parse_post_processor(self, state: bytes) -> Any:
         """The post-processor of ``state`` (its ``__getstate__()``), parsed, or Unsupported;
-        kept for the next call, which parses again only when the state differs."""
+        kept for the next call, which parses again only when the state differs, with the
+        layouts of its single template (:class:`SingleLayout`, by ``add_special_tokens``)."""
         try:
             parsed = parse_post_processor(state)
         except (Unsupported, ValueError, KeyError, TypeError) as exc:
             parsed = Unsupported(f"post-processor: {exc}")
-        object.__setattr__(self, "_pp_cache", (state, parsed))
+        object.__setattr__(self, "_pp_cache", (state, parsed, {}))
         return parsed
 
     def _encode(self, inputs: Any, is_pretokenized: bool, add_special_tokens: bool, fast: bool) -> Optional[list]:
@@ -439,11 +443,13 @@ class CybpeBackend:
         # The live post-processor, parsed once per state: its state is read at every call, as
         # it can be changed in place (``backend.post_processor.trim_offsets = True``).
         pp = inner.post_processor
+        layouts = _NO_PP_LAYOUTS
         if pp is not None:
             state = pp.__getstate__()
-            cached_state, pp = self._pp_cache
+            cached_state, pp, layouts = self._pp_cache
             if cached_state != state:
                 pp = self._parse_post_processor(state)
+                layouts = self._pp_cache[2]
             if isinstance(pp, Unsupported):
                 logger.debug("cybpe.patch_transformers: this call runs on HF's engine: %s", pp)
                 return None
@@ -471,11 +477,12 @@ class CybpeBackend:
             if not _all_utf8(seconds):
                 return None
         filler = _CallFiller(engine, split_special, add_special_tokens, fast, trunc, pp, padding)
-        layout = (SingleLayout.of(pp, add_special_tokens)
-                  if trunc is None and padding is None and seconds is None else None)
+        layout = None
+        if trunc is None and padding is None and seconds is None:
+            layout = layouts.get(add_special_tokens, _UNSET)
+            if layout is _UNSET:  # (a race makes equal layouts: either is kept)
+                layout = layouts[add_special_tokens] = SingleLayout.of(pp, add_special_tokens)
         if layout is not None:
-            if len(ids_a) == 1:
-                return [layout.encoding(ids_a[0], firsts[0], filler)]
             return light_encodings(layout, ids_a, firsts, filler)  # (not seen by the collector)
         out = []
         try:

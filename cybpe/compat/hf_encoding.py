@@ -322,7 +322,9 @@ class Encoding:
     @property
     def n_sequences(self) -> int:
         """How many input sequences this encoding holds (1 or 2)."""
-        return len(self._sequence_ranges()) or 1
+        if self._ranges is None:  # a layout's encoding, of one text
+            return 1
+        return len(self._ranges) or 1
 
     def _range(self, sequence_id: int) -> tuple[int, int]:
         return self._sequence_ranges().get(sequence_id, (0, len(self._ids)))

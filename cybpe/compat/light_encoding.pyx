@@ -54,6 +54,7 @@ cdef class LightEncoding:
     cdef object _source
     cdef object _filler
     cdef object _python         # None, or the Python Encoding that answers from now on
+    cdef object __weakref__     # (as the Python Encoding: a test sees it freed when dropped)
 
     def __dealloc__(self):
         cdef Py_ssize_t k
@@ -130,6 +131,14 @@ cdef class LightEncoding:
         if self._python is not None:
             return self._python.overflowing
         return []
+
+    @property
+    def n_sequences(self):
+        """How many input sequences this encoding holds: one (a layout is of one text), which
+        transformers reads from the first encoding of every call."""
+        if self._python is not None:
+            return self._python.n_sequences
+        return 1
 
     def __getattr__(self, name):
         return getattr(self._made(), name)

@@ -71,6 +71,16 @@ cdef extern from *:
         return !(w & 0x8080808080808080ULL);
     }
 
+    /* None of the 16 bytes at p is >= 0xE0 (a byte with its top three bits set): the text
+       there is ASCII and two-byte characters, no lead of a longer one. */
+    static inline int cybpe_below_e0_16(const uint8_t* p) {
+        uint64_t a, b;
+        memcpy(&a, p, 8);
+        memcpy(&b, p + 8, 8);
+        /* bit 7 of each byte of x & x << 1 & x << 2 is the and of that byte's bits 7, 6, 5 */
+        return !(((a & (a << 1) & (a << 2)) | (b & (b << 1) & (b << 2))) & 0x8080808080808080ULL);
+    }
+
     #if defined(CYBPE_SSE2)
     static inline void cybpe_ascii_masks64(const uint8_t* p, CybpeAsciiMasks* m) {
         int k;
@@ -126,3 +136,4 @@ cdef extern from *:
     void cybpe_ascii_masks64(const uint8_t* p, AsciiMasks* m) noexcept nogil
     void cybpe_ascii_masks64_bytes(const uint8_t* p, AsciiMasks* m) noexcept nogil
     bint ascii8 "cybpe_ascii8"(const uint8_t* p) noexcept nogil   # reads p[0:8]
+    bint below_e0_16 "cybpe_below_e0_16"(const uint8_t* p) noexcept nogil   # reads p[0:16]

@@ -37,9 +37,44 @@
 #
 # Thread safety: pure functions of the bytes they read; call them from any thread.
 
-from libc.stdint cimport int64_t, uint8_t, uint64_t
+from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
 from cybpe._c.ascii_masks cimport AsciiMasks, cybpe_ascii_masks64
 from cybpe._c.cpu cimport bit_count, lowest_bit, lowest_bit_any
+
+cdef extern from "unicode_tables.h" nogil:
+    enum:
+        CYBPE_L
+    uint32_t cybpe_cp_class(uint32_t cp)
+    char cybpe_fold_extra(uint32_t cp)
+
+
+cdef inline uint64_t two_byte_letters(const uint8_t* w, uint64_t* high) noexcept nogil:
+    """The bits of the two-byte letters (U+0080..U+07FF in \p{L}: Latin with accents,
+    Greek, Cyrillic, Armenian, Hebrew, Arabic...) that the window w[0:64] holds from its first
+    non-ASCII byte on, up to the first non-ASCII byte that does not begin one (`*high` is
+    the window's mask of non-ASCII bytes; the letters' bits leave it). Both bytes of such a
+    letter are a letter to the rules below: they compare byte classes only across a letter's
+    edges, where a two-byte letter and an ASCII one behave the same. Two-byte digits, spaces
+    and punctuation stay in *high: a digit group counts code points, and a lone punctuation
+    character before letters is told from a run of two by its byte count."""
+    cdef uint64_t h = high[0], wide = 0, both
+    cdef uint32_t lead, cp
+    cdef int i
+    while h:
+        i = lowest_bit(h)
+        lead = w[i]
+        if i == 63 or lead < 0xC2 or lead > 0xDF or (w[i + 1] & 0xC0) != 0x80:
+            break
+        cp = ((lead & 0x1F) << 6) | (<uint32_t>w[i + 1] & 0x3F)
+        # (a letter that case-folds to a contraction letter, U+017F to s, ends an '(?i:s)
+        # after an apostrophe: the window's contraction test reads ASCII only)
+        if not (cybpe_cp_class(cp) & CYBPE_L) or cybpe_fold_extra(cp):
+            break
+        both = (<uint64_t>3) << i
+        wide |= both
+        h &= ~both
+    high[0] = h
+    return wide
 
 
 cdef inline int contraction_length(const uint8_t* p) noexcept nogil:
@@ -61,12 +96,15 @@ cdef inline Py_ssize_t cl100k_window(const uint8_t* s, Py_ssize_t pos, int64_t* 
     module comment)."""
     cdef AsciiMasks m
     cybpe_ascii_masks64(s + pos, &m)
-    cdef int valid = 64 if m.high == 0 else lowest_bit(m.high)
+    cdef uint64_t high = m.high, wide = 0
+    if high and not cased:  # (o200k's letter classes are not one bit: its windows stay ASCII)
+        wide = two_byte_letters(s + pos, &high)
+    cdef int valid = 64 if high == 0 else lowest_bit(high)
     if valid < 16:
         return 0
     cdef int cutoff = valid - 4          # the last offset a start may have (>= 12)
     cdef uint64_t inside = 0xFFFFFFFFFFFFFFFFULL if valid == 64 else ((<uint64_t>1) << valid) - 1
-    cdef uint64_t letter = m.letter & inside, digit = m.digit & inside
+    cdef uint64_t letter = (m.letter | wide) & inside, digit = m.digit & inside
     cdef uint64_t space = m.space & inside, newline = m.newline & inside
     cdef uint64_t blank = m.blank & inside, apostrophe = m.apostrophe & inside
     cdef uint64_t upper = m.upper & inside, slash = m.slash & inside

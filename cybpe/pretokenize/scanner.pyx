@@ -37,7 +37,8 @@
 
 from libc.stdint cimport int64_t, uint8_t, uint16_t, uint32_t
 from cybpe._c.ascii_letters cimport cybpe_ascii_letters8
-from cybpe._c.ascii_masks cimport AsciiMasks, ascii8, cybpe_ascii_masks64, cybpe_ascii_masks64_bytes
+from cybpe._c.ascii_masks cimport (
+    AsciiMasks, ascii8, below_e0_16, cybpe_ascii_masks64, cybpe_ascii_masks64_bytes)
 from cybpe.pretokenize.cl100k_window cimport cl100k_window
 from cybpe._c.utf8 cimport decode_cp, is_cont
 from cybpe.pretokenize.scanner_api cimport BaseScanner, SCAN_NO_MEMORY, push_end, reserve_ends
@@ -92,6 +93,9 @@ cdef inline uint32_t decode_class(const uint8_t* s, Py_ssize_t n, Py_ssize_t p, 
         q[0] = p + 3
         return cybpe_cp_class(((b0 & 0x0F) << 12) | ((<uint32_t>s[p + 1] & 0x3F) << 6)
                               | (<uint32_t>s[p + 2] & 0x3F))
+    if 0xC2 <= b0 <= 0xDF and p + 1 < n and is_cont(s[p + 1]):
+        q[0] = p + 2
+        return cybpe_cp_class(((b0 & 0x1F) << 6) | (<uint32_t>s[p + 1] & 0x3F))
     return cybpe_cp_class(decode_cp(s, n, p, q))
 
 
@@ -518,7 +522,7 @@ cdef inline Py_ssize_t scan_pieces(Kind* kind, const uint8_t* s, Py_ssize_t n,
             # 64 ASCII bytes at a time where the text allows (cl100k_window.pxd); the last 64
             # bytes, and pieces at non-ASCII text, go one at a time. These patterns split like
             # cl100k's but for the digit group and at the end of the text, which no window reaches.
-            if pos + 64 <= n and ascii8(s + pos):
+            if pos + 64 <= n and (ascii8(s + pos) if Kind is O200kKind else below_e0_16(s + pos)):
                 if reserve_ends(ends, capacity, count + 64) != 0:
                     return SCAN_NO_MEMORY
                 found = cl100k_window(s, pos, ends[0] + count, window_digits(kind), Kind is O200kKind)

@@ -1,7 +1,8 @@
 """The cl100k scanner's 64-byte window path (cl100k_window.pxd) splits exactly like the regex.
 
 The window path runs only where 64 bytes of text remain and the piece starts with 8 ASCII
-bytes, so these texts are long, mostly ASCII, and built to put each rule (contractions,
+bytes (cl100k-like patterns: with 16 bytes of ASCII and two-byte characters, two-byte letters
+taken as letters), so these texts are long, mostly ASCII, and built to put each rule (contractions,
 letter prefixes, digit groups, newlines after punctuation, whitespace runs) at every offset of
 a window and across window edges. The references are the `regex` module and the scanner's own
 one-piece-at-a-time path (scan_next, which test_scanner.py checks against `regex`).
@@ -30,6 +31,13 @@ ATOMS = [
     "}", ";", "/", "\n/", "/\n", "Ab", "aB", "ABc", "xY", "'Ll", "'S", "'D",
 ]
 RARE_ATOMS = ["é", "中", "\u00a0", "\u2028", "\u3000", "ſ", "\u212a", "١", "\u0301", "😀"]
+# Two-byte characters (U+0080..U+07FF): the letters a window takes (cl100k_window.pxd,
+# two_byte_letters) and the ones it stops at: digits (\p{N}: ² ٣ ߁), spaces (NBSP, NEL),
+# punctuation and symbols (« » × ÷ ҂ ־), marks (\p{M}: combining acute, Cyrillic titlo).
+TWO_BYTE_LETTERS = ["é", "É", "ß", "ñ", "ç", "œ", "ÿ", "ª", "µ", "ʰ", "ˆ", "ς", "Ω", "п", "Привет",
+                    "ї", "Ґ", "א", "ب", "ܐ", "ހ", "ߊ", "Ա", "ſ", "ĳ"]
+TWO_BYTE_OTHERS = ["«", "»", "×", "÷", "²", "\u00a0", "\u0085", "\u0301", "\u0483", "҂", "־", "٣",
+                   "߁", "¡", "¿", "·", "¬", "\u00ad"]
 
 
 def oracles(name: str) -> tuple[Scanner, cybpe.PreTokenizer]:
@@ -80,6 +88,39 @@ def test_every_rule_at_every_offset(name):
             assert_window_split(name, text, f"{case!r} at {offset}")
             text = " " * offset + case + "\n" * 70
             assert_window_split(name, text, f"{case!r} after {offset} spaces")
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_random_texts_with_two_byte_characters(name):
+    """Accented Latin, Greek, Cyrillic, Hebrew, Arabic... letters (which cl100k-like windows
+    take) among ASCII, and the two-byte characters that end a window's known part."""
+    rng = random.Random(20261207 + NAMES.index(name))
+    for k in range(2000):
+        alphabet = rng.sample(ATOMS, rng.randrange(2, 10)) + rng.sample(TWO_BYTE_LETTERS, rng.randrange(1, 6))
+        if k % 3 == 0:
+            alphabet += rng.sample(TWO_BYTE_OTHERS, rng.randrange(1, 3))
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randrange(30, 260)))
+        assert_window_split(name, text, f"text #{k}")
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_two_byte_characters_at_every_offset(name):
+    """A two-byte letter or other character at each byte offset of a window, its lead byte on
+    the window's last byte included, after ASCII and after other two-byte letters."""
+    cases = ["é", "«x", "x»", "a×b", "1²3", "x\u00a0 y", "e\u0301t", "'é", "'s", "é's", "ДОМ'S",
+             "Ωmega", "12ß34", "x\u0085\ny", "!é", "!!é", " «é", "ç123", "п.\n\nж", "ва  \n  ш"]
+    for case in cases:
+        for offset in range(70):
+            for fill in ("q", "ж", " "):
+                text = fill * offset + case + " жёлтый день" * 8
+                assert_window_split(name, text, f"{case!r} after {offset} x {fill!r}")
+
+
+@pytest.mark.parametrize("name", ["cl100k", "o200k"])
+@settings(max_examples=examples(300), deadline=None)
+@given(atoms=st.lists(st.sampled_from(ATOMS + TWO_BYTE_LETTERS + TWO_BYTE_OTHERS), min_size=40, max_size=200))
+def test_hypothesis_two_byte_atoms(name, atoms):
+    assert_window_split(name, "".join(atoms), "hypothesis")
 
 
 @pytest.mark.parametrize("name", ["cl100k", "o200k"])

@@ -71,14 +71,15 @@ cdef extern from *:
         return !(w & 0x8080808080808080ULL);
     }
 
-    /* None of the 16 bytes at p is >= 0xE0 (a byte with its top three bits set): the text
-       there is ASCII and two-byte characters, no lead of a longer one. */
-    static inline int cybpe_below_e0_16(const uint8_t* p) {
-        uint64_t a, b;
+    /* Every one of the 16 bytes at p is below `limit` (0x80 < limit <= 0xFF): per byte,
+       (b & 0x7F) + (0x80 - (limit & 0x7F)) reaches bit 7 when b & 0x7F >= limit & 0x7F, with
+       no carry into the next byte; anded with b's own bit 7, that is b >= limit. */
+    static inline int cybpe_bytes_below16(const uint8_t* p, uint8_t limit) {
+        uint64_t a, b, add = 0x0101010101010101ULL * (uint64_t)(0x80 - (limit & 0x7F));
+        const uint64_t low7 = 0x7F7F7F7F7F7F7F7FULL, top = 0x8080808080808080ULL;
         memcpy(&a, p, 8);
         memcpy(&b, p + 8, 8);
-        /* bit 7 of each byte of x & x << 1 & x << 2 is the and of that byte's bits 7, 6, 5 */
-        return !(((a & (a << 1) & (a << 2)) | (b & (b << 1) & (b << 2))) & 0x8080808080808080ULL);
+        return !(((((a & low7) + add) & a) | (((b & low7) + add) & b)) & top);
     }
 
     #if defined(CYBPE_SSE2)
@@ -136,4 +137,4 @@ cdef extern from *:
     void cybpe_ascii_masks64(const uint8_t* p, AsciiMasks* m) noexcept nogil
     void cybpe_ascii_masks64_bytes(const uint8_t* p, AsciiMasks* m) noexcept nogil
     bint ascii8 "cybpe_ascii8"(const uint8_t* p) noexcept nogil   # reads p[0:8]
-    bint below_e0_16 "cybpe_below_e0_16"(const uint8_t* p) noexcept nogil   # reads p[0:16]
+    bint bytes_below16 "cybpe_bytes_below16"(const uint8_t* p, uint8_t limit) noexcept nogil   # reads p[0:16]

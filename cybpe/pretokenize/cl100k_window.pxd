@@ -43,12 +43,13 @@ from cybpe._c.cpu cimport bit_count, lowest_bit, lowest_bit_any
 
 cdef extern from "unicode_tables.h" nogil:
     enum:
-        CYBPE_L
+        CYBPE_L, CYBPE_LU, CYBPE_LL
     uint32_t cybpe_cp_class(uint32_t cp)
     char cybpe_fold_extra(uint32_t cp)
 
 
-cdef inline uint64_t two_byte_letters(const uint8_t* w, uint64_t* high) noexcept nogil:
+cdef inline uint64_t two_byte_letters(const uint8_t* w, uint64_t* high, uint64_t* upper,
+                                     bint cased) noexcept nogil:
     """The bits of the two-byte letters (U+0080..U+07FF in \p{L}: Latin with accents,
     Greek, Cyrillic, Armenian, Hebrew, Arabic...) that the window w[0:64] holds from its first
     non-ASCII byte on, up to the first non-ASCII byte that does not begin one (`*high` is
@@ -56,9 +57,12 @@ cdef inline uint64_t two_byte_letters(const uint8_t* w, uint64_t* high) noexcept
     letter are a letter to the rules below: they compare byte classes only across a letter's
     edges, where a two-byte letter and an ASCII one behave the same. Two-byte digits, spaces
     and punctuation stay in *high: a digit group counts code points, and a lone punctuation
-    character before letters is told from a run of two by its byte count."""
+    character before letters is told from a run of two by its byte count. So do the letters
+    that case-fold to a contraction letter (U+017F). cased (o200k): only \p{Lu} and \p{Ll}
+    letters are taken, the upper-case ones added to *upper (its rules know one bit of case;
+    \p{Lt}, \p{Lm} and \p{Lo} letters are on both sides of it)."""
     cdef uint64_t h = high[0], wide = 0, both
-    cdef uint32_t lead, cp
+    cdef uint32_t lead, cp, cls
     cdef int i
     while h:
         i = lowest_bit(h)
@@ -66,11 +70,17 @@ cdef inline uint64_t two_byte_letters(const uint8_t* w, uint64_t* high) noexcept
         if i == 63 or lead < 0xC2 or lead > 0xDF or (w[i + 1] & 0xC0) != 0x80:
             break
         cp = ((lead & 0x1F) << 6) | (<uint32_t>w[i + 1] & 0x3F)
+        cls = cybpe_cp_class(cp) & CYBPE_L
         # (a letter that case-folds to a contraction letter, U+017F to s, ends an '(?i:s)
         # after an apostrophe: the window's contraction test reads ASCII only)
-        if not (cybpe_cp_class(cp) & CYBPE_L) or cybpe_fold_extra(cp):
+        if not cls or cybpe_fold_extra(cp):
             break
         both = (<uint64_t>3) << i
+        if cased:
+            if cls == CYBPE_LU:
+                upper[0] |= both
+            elif cls != CYBPE_LL:
+                break
         wide |= both
         h &= ~both
     high[0] = h
@@ -96,9 +106,9 @@ cdef inline Py_ssize_t cl100k_window(const uint8_t* s, Py_ssize_t pos, int64_t* 
     module comment)."""
     cdef AsciiMasks m
     cybpe_ascii_masks64(s + pos, &m)
-    cdef uint64_t high = m.high, wide = 0
-    if high and not cased:  # (o200k's letter classes are not one bit: its windows stay ASCII)
-        wide = two_byte_letters(s + pos, &high)
+    cdef uint64_t high = m.high, wide = 0, upper_bits = m.upper
+    if high:
+        wide = two_byte_letters(s + pos, &high, &upper_bits, cased)
     cdef int valid = 64 if high == 0 else lowest_bit(high)
     if valid < 16:
         return 0
@@ -107,7 +117,7 @@ cdef inline Py_ssize_t cl100k_window(const uint8_t* s, Py_ssize_t pos, int64_t* 
     cdef uint64_t letter = (m.letter | wide) & inside, digit = m.digit & inside
     cdef uint64_t space = m.space & inside, newline = m.newline & inside
     cdef uint64_t blank = m.blank & inside, apostrophe = m.apostrophe & inside
-    cdef uint64_t upper = m.upper & inside, slash = m.slash & inside
+    cdef uint64_t upper = upper_bits & inside, slash = m.slash & inside
     cdef uint64_t other_space = space & ~newline                      # \s but not [\r\n]
     cdef uint64_t punct = inside & ~(letter | digit | space)          # [^\s\p{L}\p{N}]
     # Bit q of prev_X: byte q-1 is in X (nothing precedes offset 0: it starts the text here).

@@ -38,7 +38,7 @@
 from libc.stdint cimport int64_t, uint8_t, uint16_t, uint32_t
 from cybpe._c.ascii_letters cimport cybpe_ascii_letters8
 from cybpe._c.ascii_masks cimport (
-    AsciiMasks, ascii8, below_e0_16, cybpe_ascii_masks64, cybpe_ascii_masks64_bytes)
+    AsciiMasks, bytes_below16, cybpe_ascii_masks64, cybpe_ascii_masks64_bytes)
 from cybpe.pretokenize.cl100k_window cimport cl100k_window
 from cybpe._c.utf8 cimport decode_cp, is_cont
 from cybpe.pretokenize.scanner_api cimport BaseScanner, SCAN_NO_MEMORY, push_end, reserve_ends
@@ -522,7 +522,10 @@ cdef inline Py_ssize_t scan_pieces(Kind* kind, const uint8_t* s, Py_ssize_t n,
             # 64 ASCII bytes at a time where the text allows (cl100k_window.pxd); the last 64
             # bytes, and pieces at non-ASCII text, go one at a time. These patterns split like
             # cl100k's but for the digit group and at the end of the text, which no window reaches.
-            if pos + 64 <= n and (ascii8(s + pos) if Kind is O200kKind else below_e0_16(s + pos)):
+            # Tried where the next 16 bytes hold no lead of a three- or four-byte character
+            # (o200k: nor of a two-byte one from U+0580 on, Hebrew, Arabic..., whose letters have
+            # no case and end its windows at once).
+            if pos + 64 <= n and bytes_below16(s + pos, 0xD6 if Kind is O200kKind else 0xE0):
                 if reserve_ends(ends, capacity, count + 64) != 0:
                     return SCAN_NO_MEMORY
                 found = cl100k_window(s, pos, ends[0] + count, window_digits(kind), Kind is O200kKind)

@@ -35,7 +35,7 @@ RARE_ATOMS = ["é", "中", "\u00a0", "\u2028", "\u3000", "ſ", "\u212a", "١", "
 # two_byte_letters) and the ones it stops at: digits (\p{N}: ² ٣ ߁), spaces (NBSP, NEL),
 # punctuation and symbols (« » × ÷ ҂ ־), marks (\p{M}: combining acute, Cyrillic titlo).
 TWO_BYTE_LETTERS = ["é", "É", "ß", "ñ", "ç", "œ", "ÿ", "ª", "µ", "ʰ", "ˆ", "ς", "Ω", "п", "Привет",
-                    "ї", "Ґ", "א", "ب", "ܐ", "ހ", "ߊ", "Ա", "ſ", "ĳ"]
+                    "ї", "Ґ", "א", "ب", "ܐ", "ހ", "ߊ", "Ա", "ſ", "ĳ", "ǅ", "Ж", "ÉTÉ"]
 TWO_BYTE_OTHERS = ["«", "»", "×", "÷", "²", "\u00a0", "\u0085", "\u0301", "\u0483", "҂", "־", "٣",
                    "߁", "¡", "¿", "·", "¬", "\u00ad"]
 
@@ -108,7 +108,10 @@ def test_two_byte_characters_at_every_offset(name):
     """A two-byte letter or other character at each byte offset of a window, its lead byte on
     the window's last byte included, after ASCII and after other two-byte letters."""
     cases = ["é", "«x", "x»", "a×b", "1²3", "x\u00a0 y", "e\u0301t", "'é", "'s", "é's", "ДОМ'S",
-             "Ωmega", "12ß34", "x\u0085\ny", "!é", "!!é", " «é", "ç123", "п.\n\nж", "ва  \n  ш"]
+             "Ωmega", "12ß34", "x\u0085\ny", "!é", "!!é", " «é", "ç123", "п.\n\nж", "ва  \n  ш",
+             # o200k's case rules: an upper-case letter after a lower-case one, titlecase (Lt)
+             # and modifier (Lm) letters, which are on both sides of them
+             "жЖж", "ÉcoleÉTÉ", "aÉ", "Éa", "ǅx", "xǅ", "ʰA", "Aʰa", "aªB", "ÄÖÜäöü", "ΣΑΣ'S σ"]
     for case in cases:
         for offset in range(70):
             for fill in ("q", "ж", " "):

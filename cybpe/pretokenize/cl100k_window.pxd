@@ -1,4 +1,5 @@
-# The cl100k pattern over 64 ASCII bytes at once: piece starts from class bitmasks.
+# The cl100k pattern over 64 bytes at once (ASCII and two-byte letters): piece starts from
+# class bitmasks.
 #
 #   '(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+
 #   | ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s
@@ -29,7 +30,8 @@
 # except three that look further, each handled where it is computed: digit groups (counted from
 # their run's start), newlines absorbed by a punctuation run, and whitespace after a newline
 # (a start only if no other newline follows in its run). Only starts at q <= valid - 4 are
-# taken, where valid is the number of ASCII bytes in the window, so no rule reads a byte the
+# taken, where valid is the number of bytes before the first the window does not know (a
+# non-ASCII byte that begins no two-byte letter, two_byte_letters), so no rule reads a byte the
 # window does not know; the caller goes on from the last start taken. The window never covers
 # the end of the text (the caller keeps 64 bytes ahead), so `\s++$` never applies here.
 # tests/pretokenize/test_cl100k_window.py compares the spans with `regex` on texts built to put

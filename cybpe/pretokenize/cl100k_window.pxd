@@ -49,6 +49,35 @@ cdef extern from "unicode_tables.h" nogil:
     uint32_t cybpe_cp_class(uint32_t cp)
     char cybpe_fold_extra(uint32_t cp)
 
+cdef extern from *:
+    """
+    /* What a window makes of each two-byte code point (U+0080..U+07FF, indexed by the code
+       point): 0 ends the window's known part, 1 a lower-case letter, 2 an upper-case one,
+       3 another letter (Lt, Lm, Lo). Filled once when scanner.pyx is imported
+       (fill_two_byte_kinds); all zeros until then, which makes windows stop at the first
+       non-ASCII byte, as they did before they took letters: slower, never wrong. */
+    static uint8_t cybpe_two_byte_kind[2048];
+    """
+    uint8_t two_byte_kind "cybpe_two_byte_kind"[2048]
+
+
+cdef inline void fill_two_byte_kinds() noexcept nogil:
+    """Fill two_byte_kind from the class table (once, at import: the table is read-only
+    afterwards, so windows on any thread read it without a lock)."""
+    cdef uint32_t cp, cls
+    for cp in range(0x80, 0x800):
+        cls = cybpe_cp_class(cp) & CYBPE_L
+        if not cls or cybpe_fold_extra(cp):
+            # (a letter that case-folds to a contraction letter, U+017F to s, ends an
+            # '(?i:s) after an apostrophe: the window's contraction test reads ASCII only)
+            two_byte_kind[cp] = 0
+        elif cls == CYBPE_LL:
+            two_byte_kind[cp] = 1
+        elif cls == CYBPE_LU:
+            two_byte_kind[cp] = 2
+        else:
+            two_byte_kind[cp] = 3
+
 
 cdef inline uint64_t two_byte_letters(const uint8_t* w, uint64_t* high, uint64_t* upper,
                                      bint cased) noexcept nogil:
@@ -64,25 +93,20 @@ cdef inline uint64_t two_byte_letters(const uint8_t* w, uint64_t* high, uint64_t
     letters are taken, the upper-case ones added to *upper (its rules know one bit of case;
     \p{Lt}, \p{Lm} and \p{Lo} letters are on both sides of it)."""
     cdef uint64_t h = high[0], wide = 0, both
-    cdef uint32_t lead, cp, cls
+    cdef uint32_t lead
+    cdef uint8_t kind
     cdef int i
     while h:
         i = lowest_bit(h)
         lead = w[i]
         if i == 63 or lead < 0xC2 or lead > 0xDF or (w[i + 1] & 0xC0) != 0x80:
             break
-        cp = ((lead & 0x1F) << 6) | (<uint32_t>w[i + 1] & 0x3F)
-        cls = cybpe_cp_class(cp) & CYBPE_L
-        # (a letter that case-folds to a contraction letter, U+017F to s, ends an '(?i:s)
-        # after an apostrophe: the window's contraction test reads ASCII only)
-        if not cls or cybpe_fold_extra(cp):
+        kind = two_byte_kind[((lead & 0x1F) << 6) | (<uint32_t>w[i + 1] & 0x3F)]
+        if kind == 0 or (cased and kind == 3):
             break
         both = (<uint64_t>3) << i
-        if cased:
-            if cls == CYBPE_LU:
-                upper[0] |= both
-            elif cls != CYBPE_LL:
-                break
+        if cased and kind == 2:
+            upper[0] |= both
         wide |= both
         h &= ~both
     high[0] = h

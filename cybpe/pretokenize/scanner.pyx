@@ -39,7 +39,7 @@ from libc.stdint cimport int64_t, uint8_t, uint16_t, uint32_t
 from cybpe._c.ascii_letters cimport cybpe_ascii_letters8
 from cybpe._c.ascii_masks cimport (
     AsciiMasks, bytes_below16, cybpe_ascii_masks64, cybpe_ascii_masks64_bytes)
-from cybpe.pretokenize.cl100k_window cimport cl100k_window
+from cybpe.pretokenize.cl100k_window cimport cl100k_window, fill_two_byte_kinds
 from cybpe._c.utf8 cimport decode_cp, is_cont
 from cybpe.pretokenize.scanner_api cimport BaseScanner, SCAN_NO_MEMORY, push_end, reserve_ends
 
@@ -77,6 +77,8 @@ cdef enum:
     SCAN_SUPERBPE = 10
 
 _KIND_OF_NAME = {name: kind for kind, name in enumerate(SCANNER_NAMES)}
+
+fill_two_byte_kinds()  # (the windows' two-byte letters, cl100k_window.pxd; before any scan)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -54,6 +54,9 @@ cdef class LightEncoding:
     cdef object _source
     cdef object _filler
     cdef object _python         # None, or the Python Encoding that answers from now on
+    cdef list _before_types     # the layout's type ids before and after the text, and the
+    cdef list _after_types      # text's: the fields transformers reads at every call are made
+    cdef object _type_id        # here, without a call into the Python layout
     cdef object __weakref__     # (as the Python Encoding: a test sees it freed when dropped)
 
     def __dealloc__(self):
@@ -104,26 +107,28 @@ cdef class LightEncoding:
             return self._python.ids
         return self._ids_list(True)
 
+    # The three fields below are SingleLayout's attention, type_ids and special for this
+    # encoding's length, made here (hf_postprocessors.py has the same rules in Python).
     @property
     def attention_mask(self):
         """0 for padding, else 1."""
         if self._python is not None:
             return self._python.attention_mask
-        return self._layout.attention(len(self))
+        return [1] * len(self)
 
     @property
     def type_ids(self):
         """The type id of each token."""
         if self._python is not None:
             return self._python.type_ids
-        return self._layout.type_ids(len(self))
+        return self._before_types + [self._type_id] * self._n_text + self._after_types
 
     @property
     def special_tokens_mask(self):
         """1 for the tokens the post-processor added, else 0."""
         if self._python is not None:
             return self._python.special_tokens_mask
-        return self._layout.special(len(self))
+        return [1] * PyList_GET_SIZE(self._before) + [0] * self._n_text + [1] * PyList_GET_SIZE(self._after)
 
     @property
     def overflowing(self):
@@ -168,6 +173,8 @@ def light_encodings(layout, list ids_lists, list sources, filler):
     cdef LightEncoding e
     cdef PyObject* item
     cdef list before = layout.before, after = layout.after
+    cdef list before_types = layout.before_types, after_types = layout.after_types
+    type_id = layout.type_id
     if PyList_GET_SIZE(sources) != n:
         raise ValueError("one source text per ids list")
     for k in range(n):
@@ -180,6 +187,7 @@ def light_encodings(layout, list ids_lists, list sources, filler):
         Py_INCREF(e)
         PyList_SET_ITEM(out, k, e)  # (the list owns e from here: freed with it on an error)
         e._before, e._after = before, after
+        e._before_types, e._after_types, e._type_id = before_types, after_types, type_id
         e._layout = layout
         e._source = <object>PyList_GET_ITEM(sources, k)
         e._filler = filler

@@ -145,6 +145,10 @@ cdef class LightEncoding:
             return self._python.n_sequences
         return 1
 
+    def _is_light(self):
+        """Whether no Python encoding has been made yet (every read so far answered here)."""
+        return self._python is None
+
     def __getattr__(self, name):
         return getattr(self._made(), name)
 

@@ -314,6 +314,16 @@ def test_light_encodings_fields_before_and_after_filling(named, texts, add_speci
         if not backend.accelerated:
             pytest.skip("this tokenizer stays on HF's engine")
         got = backend.encode_batch(inputs, add_special_tokens=add_special_tokens)
+        # A LightEncoding answers the layout's fields itself (read first: any other attribute
+        # makes its Python encoding); a call's single text, read as one, takes the same path.
+        assert all(type(e) is LightEncoding and e._is_light() for e in got)
+        made_here = [{"ids": e.ids, "type_ids": e.type_ids, "special_tokens_mask": e.special_tokens_mask,
+                      "attention_mask": e.attention_mask, "n_sequences": e.n_sequences,
+                      "overflowing": len(e.overflowing)} for e in got]
+        assert all(e._is_light() for e in got)
+        assert made_here == [{k: v for k, v in x.items() if k in made_here[0]} for x in expected]
+        single = backend.encode_batch(inputs[:1], add_special_tokens=add_special_tokens)[0]
+        assert single.type_ids == expected[0]["type_ids"] and single._is_light()
         assert all(e._layout is not None and e._filler is not None for e in got)  # still light
         assert [_light_fields(e) for e in got] == expected
         assert all(e._filler is not None for e in got)  # reading them computed no full field

@@ -121,6 +121,8 @@ cdef class LightEncoding:
         """The type id of each token."""
         if self._python is not None:
             return self._python.type_ids
+        if not self._before_types and not self._after_types:  # (one list, not three joined)
+            return [self._type_id] * self._n_text
         return self._before_types + [self._type_id] * self._n_text + self._after_types
 
     @property
@@ -128,6 +130,8 @@ cdef class LightEncoding:
         """1 for the tokens the post-processor added, else 0."""
         if self._python is not None:
             return self._python.special_tokens_mask
+        if not self._before and not self._after:
+            return [0] * self._n_text
         return [1] * PyList_GET_SIZE(self._before) + [0] * self._n_text + [1] * PyList_GET_SIZE(self._after)
 
     @property

@@ -16,10 +16,11 @@
 #   so. The UTF-8 decoder is inlined too.
 # * ASCII letter runs go 8 bytes at a time (SWAR, `cybpe_ascii_letters8`): the byte loop
 #   mispredicted its exit at nearly every word end.
-# * cl100k (and gpt4-digits3, the same pattern) scan 64 ASCII bytes at a time where they can:
-#   class bitmasks (SSE2) and a few shifts find every piece start in the window at once
-#   (cl100k_window.pxd, which says how), where the per-piece scanner branched unpredictably on
-#   each piece's kind. A window's ends are written eight per pass.
+# * The cl100k-like kinds and o200k scan 64 bytes at a time where they can (ASCII and two-byte
+#   letters; o200k only upper- and lower-case ones): class bitmasks (SSE2) and a few shifts
+#   find every piece start in the window at once (cl100k_window.pxd, which says how), where the
+#   per-piece scanner branched unpredictably on each piece's kind. A window's ends are written
+#   eight per pass.
 # * scan_all has one loop per kind rather than a switch per piece: the loop is written once, as a
 #   function fused over one empty type per kind (scan_pieces), and Cython writes it out per kind
 #   with the scanner and its flags as constants. gcc does not inline the scanner bodies (too

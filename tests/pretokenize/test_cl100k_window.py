@@ -1,10 +1,11 @@
 """The cl100k scanner's 64-byte window path (cl100k_window.pxd) splits exactly like the regex.
 
-The window path runs only where 64 bytes of text remain and the piece starts with 8 ASCII
-bytes (cl100k-like patterns: with 16 bytes of ASCII and two-byte characters, two-byte letters
-taken as letters), so these texts are long, mostly ASCII, and built to put each rule (contractions,
-letter prefixes, digit groups, newlines after punctuation, whitespace runs) at every offset of
-a window and across window edges. The references are the `regex` module and the scanner's own
+The window path runs only where 64 bytes of text remain and the next 16 hold no lead byte of
+a character that would end it at once; it takes ASCII and two-byte letters (o200k: only upper-
+and lower-case ones). So these texts are long, mostly ASCII or two-byte letters, and built to
+put each rule (contractions, letter prefixes, digit groups, newlines after punctuation,
+whitespace runs) and each character that ends a window at every offset of a window and across
+window edges. The references are the `regex` module and the scanner's own
 one-piece-at-a-time path (scan_next, which test_scanner.py checks against `regex`).
 """
 

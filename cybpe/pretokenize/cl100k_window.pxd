@@ -42,6 +42,7 @@
 from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
 from cybpe._c.ascii_masks cimport AsciiMasks, cybpe_ascii_masks64
 from cybpe._c.cpu cimport bit_count, lowest_bit, lowest_bit_any
+from cybpe._c.utf8 cimport is_cont
 
 cdef extern from "unicode_tables.h" nogil:
     enum:
@@ -99,7 +100,7 @@ cdef inline uint64_t two_byte_letters(const uint8_t* w, uint64_t* high, uint64_t
     while h:
         i = lowest_bit(h)
         lead = w[i]
-        if i == 63 or lead < 0xC2 or lead > 0xDF or (w[i + 1] & 0xC0) != 0x80:
+        if i == 63 or lead < 0xC2 or lead > 0xDF or not is_cont(w[i + 1]):
             break
         kind = two_byte_kind[((lead & 0x1F) << 6) | (<uint32_t>w[i + 1] & 0x3F)]
         if kind == 0 or (cased and kind == 3):

@@ -29,6 +29,7 @@ cdef class RankEncoder:
     cdef readonly Py_ssize_t pair_table_size  # entries in the pair table
     cdef readonly bint whole_piece_lookup
     cdef uint64_t* cut_stash                  # inner_pairs while _set_cutting(False) holds it
+    cdef uint64_t* char_stash                 # char_merges while _set_char_merges(False) holds it
 
     # Special tokens (decode only): sorted ids, their bytes in one blob.
     cdef Py_ssize_t n_special

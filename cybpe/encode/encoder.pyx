@@ -45,7 +45,9 @@ from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.string cimport memcmp, memcpy, memmove, memset
 
-from cybpe.encode.merge_paths cimport PATH_AUTO, PATH_BUCKET, PATH_HEAP, PATH_LINEAR, PATH_RUNS, merge_piece
+from cybpe.encode.merge_paths cimport (
+    PATH_AUTO, PATH_BUCKET, PATH_CHARS, PATH_HEAP, PATH_LINEAR, PATH_RUNS, merge_piece)
+from cybpe.encode.char_merges cimport build_char_tables, free_char_tables
 from cybpe.encode.cut_points cimport (
     CutMemo, build_cut_tables, free_cut_tables, is_cut_point, is_cut_point_memo)
 from cybpe.encode.id_ints cimport ID_INT_STRIDE, id_int_base, id_int_take, id_ints_cover
@@ -1048,7 +1050,7 @@ cdef class RankEncoder:
             self._merges = check_merges(self, merges)
             build_from_merges(self, self._merges)
         build_byte_tables(&self.tables, &self.mem)
-        if build_cut_tables(&self.tables) != 0:
+        if build_cut_tables(&self.tables) != 0 or build_char_tables(&self.tables) != 0:
             raise MemoryError()
         build_specials(self, {} if special_tokens is None else special_tokens)
         cdef int exact
@@ -1074,6 +1076,9 @@ cdef class RankEncoder:
         if self.cut_stash != NULL:
             self.tables.inner_pairs = self.cut_stash
         free_cut_tables(&self.tables)
+        if self.char_stash != NULL:
+            self.tables.char_merges = self.char_stash
+        free_char_tables(&self.tables)
 
     # ------------------------------------------------------------ C API (see encoder.pxd)
 
@@ -1216,6 +1221,8 @@ cdef class RankEncoder:
         cdef Py_ssize_t k, r, start, total = 0
         cdef IdBuffer buf
         cdef int rc = 0
+        if not PATH_AUTO <= path <= PATH_RUNS:  # (PATH_CHARS can give up: see _merge_chars)
+            raise ValueError(f"no merge path {path} here")
         if e.shape[0] and (e[e.shape[0] - 1] > PyBytes_GET_SIZE(b) or e[0] < 0):
             raise ValueError("ends must lie within data")
         for k in range(1, e.shape[0]):
@@ -1256,6 +1263,43 @@ cdef class RankEncoder:
         elif not enabled and self.tables.inner_pairs != NULL:
             self.cut_stash = self.tables.inner_pairs
             self.tables.inner_pairs = NULL
+
+    def _set_char_merges(self, bint enabled):
+        """Turn the character path (char_merges.pxd) off, or back on, so that tests and
+        benchmarks can compare whole texts both ways. Not safe while another thread encodes
+        with this encoder."""
+        if enabled and self.char_stash != NULL:
+            self.tables.char_merges = self.char_stash
+            self.char_stash = NULL
+        elif not enabled and self.tables.char_merges != NULL:
+            self.char_stash = self.tables.char_merges
+            self.tables.char_merges = NULL
+
+    @property
+    def char_merges(self):
+        """Whether pieces of three-byte characters are merged character by character."""
+        return self.tables.char_merges != NULL
+
+    def _merge_chars(self, piece):
+        """BPE of a piece (bytes; no whole-piece lookup) by the character path, or None where
+        that path does not take it (char_merges.pxd)."""
+        cdef bytes b = _as_bytes(piece)
+        cdef Py_ssize_t n = PyBytes_GET_SIZE(b), i
+        cdef IdBuffer buf
+        cdef int rc
+        if n == 0:
+            return None
+        buf.data = NULL
+        buf.size = buf.capacity = 0
+        try:
+            if id_buffer_reserve(&buf, n) != 0:
+                raise MemoryError()
+            rc = merge_piece(&self.tables, <const uint8_t*>PyBytes_AS_STRING(b), n, &buf, PATH_CHARS)
+            if rc < 0:
+                raise MemoryError()
+            return None if rc != 0 else [buf.data[i] for i in range(buf.size)]
+        finally:
+            free(buf.data)
 
     def _cut_points(self, piece):
         """The places encode_cut would cut this piece (bytes) at (cut_points.is_cut_point).

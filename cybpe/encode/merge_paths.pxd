@@ -10,6 +10,7 @@ cdef enum:
     PATH_HEAP = 2
     PATH_BUCKET = 3
     PATH_RUNS = 4
+    PATH_CHARS = 5            # may give up: merge_piece then returns 1
 
 cdef int merge_piece(const RankTables* t, const uint8_t* s, Py_ssize_t n, IdBuffer* out,
                      int path) noexcept nogil

@@ -3,6 +3,7 @@
 
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 
+from cybpe._c.cpu cimport prefetch_read
 from cybpe._c.types cimport rank_t, token_t
 
 cdef extern from *:
@@ -65,6 +66,10 @@ cdef struct RankTables:
     uint64_t* inner_pairs              # 65536 bits; NULL when the encoder does not cut
     uint64_t* straddle_bits
     int straddle_shift                 # 64 - log2(bits in straddle_bits)
+    # CJK, kana and Hangul merged a character at a time (char_merges.pxd): the own BPE of each
+    # three-byte form from U+3000, and a bitmap of the places tokens of part-characters may cover.
+    uint64_t* char_merges              # FORMS entries; NULL: no such path
+    uint64_t* mixed_places             # MIXED_PLACE_BITS bits
     uint64_t cache_owner               # this encoder's serial in the thread caches (thread_cache.pxd)
     uint32_t cache_salt                # thread_cache_salt(cache_owner), mixed into its tags
 
@@ -105,3 +110,12 @@ cdef inline rank_t pair_rank(const RankTables* t, token_t left, token_t right) n
         return RANK_NONE
     slot = pair_slot(t, start, size, right)[0]
     return RANK_NONE if slot == EMPTY_PAIR_SLOT else <rank_t>(<uint32_t>slot)
+
+
+cdef inline void prefetch_pair(const RankTables* t, token_t left, token_t right) noexcept nogil:
+    """Start loading the slot where pair_rank(t, left, right) starts looking (pair_rows[left]
+    is read: best fetched first)."""
+    cdef uint32_t start = t.pair_rows[left]
+    cdef uint32_t size = t.pair_rows[left + 1] - start
+    if size != 0:
+        prefetch_read(&t.pair_slots[start + pair_row_index(right, size)])

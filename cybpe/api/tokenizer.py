@@ -196,7 +196,7 @@ class Tokenizer(TransformersMethods):
         # one compiled call from str to list (cybpe/encode/fastpath.pyx says why).
         self._fast_scanner = self.pretokenizer.compiled_scanner if normalizer is None else None
         # With a normalizer, ASCII text takes the fast path too (_normalized leaves it as it is).
-        self._ascii_scanner = self.pretokenizer.compiled_scanner
+        self._ascii_scanner = self.pretokenizer.compiled_scanner if normalizer is not None else None
         self._all_specials = self._splitter(set(vocab.special_tokens)) if vocab.special_tokens else None
 
     # -- properties --------------------------------------------------------------------------
@@ -350,7 +350,7 @@ class Tokenizer(TransformersMethods):
     def encode_ordinary(self, text: str) -> list[int]:
         """Encode ignoring special tokens (their strings are ordinary text)."""
         scanner = self._fast_scanner
-        if scanner is None and type(text) is str and text.isascii():
+        if scanner is None and self._ascii_scanner is not None and type(text) is str and text.isascii():
             scanner = self._ascii_scanner
         if scanner is not None and type(text) is str and not regex_forced():
             ids = encode_text(self._encoder, scanner, text)

@@ -404,16 +404,18 @@ class CybpeBackend:
     id_to_token = property(attrgetter("_inner.id_to_token"))
 
     # -- encoding ------------------------------------------------------------------------------
-    def _parse_post_processor(self, state: bytes) -> Any:
-        """The post-processor of ``state`` (its ``__getstate__()``), parsed, or Unsupported;
-        kept for the next call, which parses again only when the state differs, with the
-        layouts of its single template (:class:`SingleLayout`, by ``add_special_tokens``)."""
+    def _parse_post_processor(self, state: bytes) -> tuple[Any, dict]:
+        """The post-processor of ``state`` (its ``__getstate__()``), parsed, or Unsupported,
+        and the (empty) layouts of its single template (:class:`SingleLayout`, by
+        ``add_special_tokens``); kept for the next call, which parses again only when the
+        state differs."""
         try:
             parsed = parse_post_processor(state)
         except (Unsupported, ValueError, KeyError, TypeError) as exc:
             parsed = Unsupported(f"post-processor: {exc}")
-        object.__setattr__(self, "_pp_cache", (state, parsed, {}))
-        return parsed
+        layouts: dict = {}
+        object.__setattr__(self, "_pp_cache", (state, parsed, layouts))
+        return parsed, layouts
 
     def _encode(self, inputs: Any, is_pretokenized: bool, add_special_tokens: bool, fast: bool) -> Optional[list]:
         """The encodings of ``inputs`` as the Rust ``encode_batch`` (or ``encode_batch_fast``)
@@ -448,8 +450,7 @@ class CybpeBackend:
             state = pp.__getstate__()
             cached_state, pp, layouts = self._pp_cache
             if cached_state != state:
-                pp = self._parse_post_processor(state)
-                layouts = self._pp_cache[2]
+                pp, layouts = self._parse_post_processor(state)
             if isinstance(pp, Unsupported):
                 logger.debug("cybpe.patch_transformers: this call runs on HF's engine: %s", pp)
                 return None

@@ -523,12 +523,11 @@ cdef inline Py_ssize_t scan_pieces(Kind* kind, const uint8_t* s, Py_ssize_t n,
         if (Kind is Cl100kKind or Kind is Llama3Kind or Kind is Qwen2Kind or Kind is Digits1Kind
                 or Kind is Digits2Kind or Kind is O200kKind):
             # 64 bytes at a time where the text allows (cl100k_window.pxd: ASCII and two-byte
-            # letters); the last 64 bytes, and pieces at other text, go one at a time. These
-            # patterns split like cl100k's but for the digit group and at the end of the text,
-            # which no window reaches.
-            # Tried where the next 16 bytes hold no lead of a three- or four-byte character
-            # (o200k: nor of a two-byte one from U+0580 on, Hebrew, Arabic..., whose letters have
-            # no case and end its windows at once).
+            # letters), tried where the next 16 bytes hold no lead of a three- or four-byte
+            # character (o200k: nor of a two-byte one from U+0580 on, Hebrew, Arabic..., whose
+            # letters have no case and end its windows at once); the last 64 bytes, and pieces
+            # at other text, go one at a time. These patterns split like cl100k's but for the
+            # digit group and at the end of the text, which no window reaches.
             if pos + 64 <= n and bytes_below16(s + pos, 0xD6 if Kind is O200kKind else 0xE0):
                 if reserve_ends(ends, capacity, count + 64) != 0:
                     return SCAN_NO_MEMORY

@@ -5,7 +5,9 @@ with no piece cache and no cutting, through ``RankEncoder._merge_pieces``.
 This is the part of a one-pass encode that the thread piece cache cannot help (the first
 occurrence of each piece), measured without the scanner and the caches around it, so a change
 to the merge paths or to the pair table shows here first. ``extra_info`` holds the pieces, their
-bytes and ``ns_per_piece`` (the mean round over the pieces).
+bytes and ``ns_per_piece`` (the mean round over the pieces). The CJK languages run a second
+time with the character path off (every piece byte by byte), so that the path's own effect
+shows beside it.
 
     CYBPE_SHARED=../shared python -m pytest bench/test_bench_merge_paths.py --benchmark-group-by=param:vocab
 """
@@ -51,16 +53,33 @@ def _unseen_pieces(tok: cybpe.Tokenizer, lang: str) -> list[bytes]:
     return out
 
 
+CJK = ["ja", "ko", "zh-Hans"]
+
+
 @pytest.mark.parametrize("lang", LANGS)
 @pytest.mark.parametrize("vocab", VOCABS)
 def test_merge_unseen_pieces(benchmark, vocab, lang):
+    _merge_unseen(benchmark, vocab, lang, True)
+
+
+@pytest.mark.parametrize("lang", CJK)
+@pytest.mark.parametrize("vocab", VOCABS)
+def test_merge_unseen_pieces_without_the_character_path(benchmark, vocab, lang):
+    _merge_unseen(benchmark, vocab, lang, False)
+
+
+def _merge_unseen(benchmark, vocab: str, lang: str, char_path: bool) -> None:
     tok = _tokenizer(vocab)
     pieces = _unseen_pieces(tok, lang)
     data = b"".join(pieces)
     ends = np.cumsum([len(p) for p in pieces], dtype=np.int64)
     encoder = tok._encoder
     expected = sum(len(encoder.encode_piece(p)) for p in pieces)
-    got = benchmark(encoder._merge_pieces, data, ends)
+    encoder._set_char_merges(char_path)
+    try:
+        got = benchmark(encoder._merge_pieces, data, ends)
+    finally:
+        encoder._set_char_merges(True)
     assert got == expected  # the same number of ids as one piece at a time
     benchmark.extra_info.update(pieces=len(pieces), bytes=len(data),
                                 ns_per_piece=round(benchmark.stats.stats.mean / max(1, len(pieces)) * 1e9, 1))

@@ -549,6 +549,7 @@ cdef inline void merge_parts(const RankTables* t, token_t* tokens, rank_t* ranks
     after the last and beside a part that is no token, i.e. negative): merge_linear's loop."""
     cdef Py_ssize_t k, j, n = m[0]
     cdef rank_t best
+    cdef int32_t move_buf[CHARS_MAX]
     while n > 1:
         best = ranks[0]
         k = 0
@@ -559,8 +560,8 @@ cdef inline void merge_parts(const RankTables* t, token_t* tokens, rank_t* ranks
         if best == RANK_NONE:
             break
         tokens[k] = merged_id(t, best)
-        memmove(tokens + k + 1, tokens + k + 2, (n - k - 2) * sizeof(token_t))
-        memmove(ranks + k + 1, ranks + k + 2, (n - k - 2) * sizeof(rank_t))
+        drop_part(tokens, k, CHARS_MAX, move_buf)  # (the arrays have room past the parts)
+        drop_part(ranks, k, CHARS_MAX, move_buf)
         n -= 1
         ranks[n - 1] = RANK_NONE
         ranks[k] = pair_rank(t, tokens[k], tokens[k + 1]) \
@@ -626,9 +627,10 @@ cdef int merge_chars(const RankTables* t, const uint8_t* s, Py_ssize_t n,
     and the parts merge as tokens from the start (merge_parts); else merge_waiting_parts
     follows the waits too. A character of several ids is a part that never merges (its token
     is -1 - the character's offset)."""
-    cdef token_t tokens[CHARS_MAX + 1]
+    cdef token_t tokens[2 * CHARS_MAX + 2]  # room for merge_parts' fixed-size moves
     cdef rank_t waits[CHARS_MAX + 1]
-    cdef rank_t ranks[CHARS_MAX + 1]
+    cdef rank_t ranks[2 * CHARS_MAX + 2]
+    cdef Py_ssize_t starts[CHARS_MAX + 1]   # a byte part's offset; -1 for a character
     cdef Py_ssize_t m = 0, i = 0, k, chars = 0, checked = -1
     cdef bint checked_mixed = False
     cdef rank_t highest_wait = -1, lowest_pair = RANK_NONE
@@ -646,6 +648,7 @@ cdef int merge_chars(const RankTables* t, const uint8_t* s, Py_ssize_t n,
             checked = i + 3  # the right boundary, which the next character asks about again
             checked_mixed = i + 3 < n and mixed_place(t, s, n, i + 3)
             if not checked_mixed:
+                starts[m] = -1
                 e = char_entry(t, s + i)
                 if char_entry_split(e):
                     tokens[m] = -1 - <token_t>i
@@ -659,21 +662,26 @@ cdef int merge_chars(const RankTables* t, const uint8_t* s, Py_ssize_t n,
                 m += 1
                 continue
         tokens[m] = t.byte_id[s[i]]
+        starts[m] = i
         i += 1
         m += 1
     if chars == 0:
         return GAVE_UP
     # The pairs' rows, then their first slots, are fetched before any is probed: each lookup is
     # two dependent cache misses, and the parts' lookups are independent of one another.
+    # Two bytes' pair is read from the byte-pair table, as merge_linear's first round does.
     for k in range(m - 1):
-        if tokens[k] >= 0:
+        if tokens[k] >= 0 and (starts[k] < 0 or starts[k + 1] < 0):
             prefetch_read(&t.pair_rows[tokens[k]])
     for k in range(m - 1):
-        if tokens[k] >= 0 and tokens[k + 1] >= 0:
+        if tokens[k] >= 0 and tokens[k + 1] >= 0 and (starts[k] < 0 or starts[k + 1] < 0):
             prefetch_pair(t, tokens[k], tokens[k + 1])
     for k in range(m - 1):
-        ranks[k] = pair_rank(t, tokens[k], tokens[k + 1]) \
-            if tokens[k] >= 0 and tokens[k + 1] >= 0 else RANK_NONE
+        if starts[k] >= 0 and starts[k + 1] >= 0:
+            ranks[k] = t.byte_pair_rank[((<Py_ssize_t>s[starts[k]]) << 8) | s[starts[k + 1]]]
+        else:
+            ranks[k] = pair_rank(t, tokens[k], tokens[k + 1]) \
+                if tokens[k] >= 0 and tokens[k + 1] >= 0 else RANK_NONE
         if ranks[k] < lowest_pair:
             lowest_pair = ranks[k]
     ranks[m - 1] = RANK_NONE

@@ -7,7 +7,8 @@ occurrence of each piece), measured without the scanner and the caches around it
 to the merge paths or to the pair table shows here first. ``extra_info`` holds the pieces, their
 bytes and ``ns_per_piece`` (the mean round over the pieces). The CJK languages run a second
 time with the character path off (every piece byte by byte), so that the path's own effect
-shows beside it.
+shows beside it, and ``test_merge_unseen_parts`` merges their parts between cut points (what
+an encode of CJK text merges), with the path on and off.
 
     CYBPE_SHARED=../shared python -m pytest bench/test_bench_merge_paths.py --benchmark-group-by=param:vocab
 """
@@ -68,9 +69,33 @@ def test_merge_unseen_pieces_without_the_character_path(benchmark, vocab, lang):
     _merge_unseen(benchmark, vocab, lang, False)
 
 
-def _merge_unseen(benchmark, vocab: str, lang: str, char_path: bool) -> None:
+def _unseen_parts(tok: cybpe.Tokenizer, lang: str) -> list[bytes]:
+    """The distinct parts of 2 bytes or more of those pieces, cut at their cut points as an
+    encode cuts them (cut_points.pxd), that are not tokens: what a CJK encode merges."""
+    tokens = set(tok.vocab.tokens)
+    encoder = tok._encoder
+    seen: set[bytes] = set()
+    out = []
+    for piece in _unseen_pieces(tok, lang):
+        cuts = [0] + (encoder._cut_points(piece) if len(piece) >= 16 else []) + [len(piece)]
+        for start, end in zip(cuts, cuts[1:]):
+            part = piece[start:end]
+            if end - start >= 2 and part not in tokens and part not in seen:
+                seen.add(part)
+                out.append(part)
+    return out
+
+
+@pytest.mark.parametrize("char_path", ["on", "off"])
+@pytest.mark.parametrize("lang", CJK)
+@pytest.mark.parametrize("vocab", VOCABS)
+def test_merge_unseen_parts(benchmark, vocab, lang, char_path):
+    _merge_unseen(benchmark, vocab, lang, char_path == "on", parts=True)
+
+
+def _merge_unseen(benchmark, vocab: str, lang: str, char_path: bool, parts: bool = False) -> None:
     tok = _tokenizer(vocab)
-    pieces = _unseen_pieces(tok, lang)
+    pieces = _unseen_parts(tok, lang) if parts else _unseen_pieces(tok, lang)
     data = b"".join(pieces)
     ends = np.cumsum([len(p) for p in pieces], dtype=np.int64)
     encoder = tok._encoder

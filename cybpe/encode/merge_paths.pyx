@@ -543,10 +543,12 @@ cdef int merge_runs(const RankTables* t, const uint8_t* s, Py_ssize_t n,
     return GAVE_UP
 
 
-cdef inline void merge_parts(const RankTables* t, token_t* tokens, rank_t* ranks,
-                             Py_ssize_t* m) noexcept nogil:
-    """BPE of parts that are all tokens (ranks[k]: the rank of parts k and k+1, RANK_NONE
-    after the last and beside a part that is no token, i.e. negative): merge_linear's loop."""
+cdef inline void merge_parts(const RankTables* t, token_t* tokens, rank_t* ranks, rank_t* waits,
+                             Py_ssize_t* m, rank_t limit) noexcept nogil:
+    """BPE of parts, merge_linear's loop, for as long as the lowest pair rank is below limit
+    (ranks[k]: the rank of parts k and k+1, RANK_NONE after the last and beside a part that is
+    no token: negative, or waiting). waits, when not NULL, moves with the parts. The arrays
+    have room for fixed-size moves of CHARS_MAX entries past the last part."""
     cdef Py_ssize_t k, j, n = m[0]
     cdef rank_t best
     cdef int32_t move_buf[CHARS_MAX]
@@ -557,60 +559,49 @@ cdef inline void merge_parts(const RankTables* t, token_t* tokens, rank_t* ranks
             if ranks[j] < best:
                 best = ranks[j]
                 k = j
-        if best == RANK_NONE:
+        if best >= limit:
             break
         tokens[k] = merged_id(t, best)
-        drop_part(tokens, k, CHARS_MAX, move_buf)  # (the arrays have room past the parts)
+        drop_part(tokens, k, CHARS_MAX, move_buf)
         drop_part(ranks, k, CHARS_MAX, move_buf)
+        if waits != NULL:
+            drop_part(waits, k, CHARS_MAX, move_buf)
         n -= 1
         ranks[n - 1] = RANK_NONE
         ranks[k] = pair_rank(t, tokens[k], tokens[k + 1]) \
-            if k + 1 < n and tokens[k + 1] >= 0 else RANK_NONE
+            if k + 1 < n and tokens[k + 1] >= 0 and (waits == NULL or waits[k + 1] == RANK_NONE) \
+            else RANK_NONE
         if k > 0:
             ranks[k - 1] = pair_rank(t, tokens[k - 1], tokens[k]) \
-                if tokens[k - 1] >= 0 else RANK_NONE
+                if tokens[k - 1] >= 0 and (waits == NULL or waits[k - 1] == RANK_NONE) \
+                else RANK_NONE
     m[0] = n
 
 
-cdef void merge_waiting_parts(const RankTables* t, token_t* tokens, const rank_t* waits,
+cdef void merge_waiting_parts(const RankTables* t, token_t* tokens, rank_t* ranks, rank_t* waits,
                               Py_ssize_t* m) noexcept nogil:
     """BPE of parts some of which wait (waits[k] < RANK_NONE) for a rank to become their token
-    (tokens[k]; negative: a part that never merges): keys[2k] is part k's wait (RANK_NONE
-    once it is its token), keys[2k + 1] the rank of parts k and k+1 once both are tokens; one
-    scan of the keys finds the lowest, leftmost first."""
-    cdef rank_t keys[2 * CHARS_MAX + 2]
-    cdef Py_ssize_t k, i, n = m[0]
-    cdef rank_t best
-    for k in range(n):
-        keys[2 * k] = waits[k]
-        keys[2 * k + 1] = RANK_NONE
-    for k in range(n - 1):
-        if waits[k] == RANK_NONE and waits[k + 1] == RANK_NONE \
-                and tokens[k] >= 0 and tokens[k + 1] >= 0:
-            keys[2 * k + 1] = pair_rank(t, tokens[k], tokens[k + 1])
+    (tokens[k]; negative: a part that never merges; ranks as for merge_parts, RANK_NONE beside
+    a waiting part), in the order BPE takes merges and waits: the merges below the lowest wait,
+    then that part becomes its token (the leftmost of equal waits first), and so on."""
+    cdef Py_ssize_t k, n = m[0]
+    cdef rank_t wait
     while True:
-        best = keys[0]
-        i = 0
-        for k in range(1, 2 * n - 1):
-            if keys[k] < best:
-                best = keys[k]
-                i = k
-        if best == RANK_NONE:
+        wait = RANK_NONE
+        for k in range(n):
+            if waits[k] < wait:
+                wait = waits[k]
+        merge_parts(t, tokens, ranks, waits, &n, wait)
+        if wait == RANK_NONE:
             break
-        k = i >> 1
-        if i & 1:  # parts k and k+1 merge
-            tokens[k] = merged_id(t, best)
-            memmove(tokens + k + 1, tokens + k + 2, (n - k - 2) * sizeof(token_t))
-            memmove(keys + 2 * k + 2, keys + 2 * k + 4, (2 * n - 2 * k - 4) * sizeof(rank_t))
-            n -= 1
-        else:  # part k becomes its token
-            keys[i] = RANK_NONE
-        # the pairs on either side of part k, where both are tokens
-        keys[2 * k + 1] = RANK_NONE
-        if k + 1 < n and tokens[k + 1] >= 0 and keys[2 * k + 2] == RANK_NONE:
-            keys[2 * k + 1] = pair_rank(t, tokens[k], tokens[k + 1])
-        if k > 0 and tokens[k - 1] >= 0 and keys[2 * k - 2] == RANK_NONE:
-            keys[2 * k - 1] = pair_rank(t, tokens[k - 1], tokens[k])
+        k = 0
+        while waits[k] != wait:  # where that part is now
+            k += 1
+        waits[k] = RANK_NONE
+        if k + 1 < n and tokens[k + 1] >= 0 and waits[k + 1] == RANK_NONE:
+            ranks[k] = pair_rank(t, tokens[k], tokens[k + 1])
+        if k > 0 and tokens[k - 1] >= 0 and waits[k - 1] == RANK_NONE:
+            ranks[k - 1] = pair_rank(t, tokens[k - 1], tokens[k])
     m[0] = n
 
 
@@ -628,7 +619,7 @@ cdef int merge_chars(const RankTables* t, const uint8_t* s, Py_ssize_t n,
     follows the waits too. A character of several ids is a part that never merges (its token
     is -1 - the character's offset)."""
     cdef token_t tokens[2 * CHARS_MAX + 2]  # room for merge_parts' fixed-size moves
-    cdef rank_t waits[CHARS_MAX + 1]
+    cdef rank_t waits[2 * CHARS_MAX + 2]
     cdef rank_t ranks[2 * CHARS_MAX + 2]
     cdef Py_ssize_t starts[CHARS_MAX + 1]   # a byte part's offset; -1 for a character
     cdef Py_ssize_t m = 0, i = 0, k, chars = 0, checked = -1
@@ -686,14 +677,18 @@ cdef int merge_chars(const RankTables* t, const uint8_t* s, Py_ssize_t n,
             lowest_pair = ranks[k]
     ranks[m - 1] = RANK_NONE
     if lowest_pair > highest_wait:
-        merge_parts(t, tokens, ranks, &m)
+        merge_parts(t, tokens, ranks, NULL, &m, RANK_NONE)
     else:
         # The waits below every pair's rank still pass before the first merge: only the others
-        # are followed.
+        # are followed, and the pairs beside them wait too.
         for k in range(m):
             if waits[k] < lowest_pair:
                 waits[k] = RANK_NONE
-        merge_waiting_parts(t, tokens, waits, &m)
+            elif waits[k] != RANK_NONE:
+                ranks[k] = RANK_NONE
+                if k > 0:
+                    ranks[k - 1] = RANK_NONE
+        merge_waiting_parts(t, tokens, ranks, waits, &m)
     dst = out.data + out.size
     for k in range(m):
         if tokens[k] >= 0:

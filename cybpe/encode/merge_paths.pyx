@@ -68,6 +68,21 @@ cdef inline void drop_part(int32_t* a, Py_ssize_t i, Py_ssize_t parts,
     memcpy(a + i + 1, buf, parts * sizeof(int32_t))
 
 
+cdef inline rank_t lowest_rank(const rank_t* ranks, Py_ssize_t m, Py_ssize_t* at) noexcept nogil:
+    """The lowest of the ranks of m >= 2 parts' pairs (ranks[0:m-1]), its place in at[0]: one
+    pass, a strict < keeping the leftmost of equal ranks. The loop is short (a piece's pairs),
+    where a vectorised min and a second scan for its place cost more in set-up than in
+    compares."""
+    cdef rank_t best = ranks[0]
+    cdef Py_ssize_t j
+    at[0] = 0
+    for j in range(1, m - 1):
+        if ranks[j] < best:
+            best = ranks[j]
+            at[0] = j
+    return best
+
+
 cdef int merge_linear(const RankTables* t, const uint8_t* s, Py_ssize_t n,
                       IdBuffer* out) noexcept nogil:
     """BPE of n >= 2 bytes, rescanning the ranks of all adjacent pairs each round (tiktoken's
@@ -76,7 +91,7 @@ cdef int merge_linear(const RankTables* t, const uint8_t* s, Py_ssize_t n,
     cdef rank_t stack_ranks[LINEAR_STACK]
     cdef token_t* tokens = stack_tokens
     cdef rank_t* ranks = stack_ranks
-    cdef Py_ssize_t m = n, i, j
+    cdef Py_ssize_t m = n, i
     cdef rank_t best
     cdef int32_t move_buf[LINEAR_MAX_LEN]
     if n > LINEAR_STACK:
@@ -92,15 +107,7 @@ cdef int merge_linear(const RankTables* t, const uint8_t* s, Py_ssize_t n,
     tokens[n - 1] = t.byte_id[s[n - 1]]
     ranks[n - 1] = RANK_NONE
     while m > 1:
-        # The lowest rank and its place in one pass (a strict < keeps the leftmost of equal
-        # ranks); the loop is short (a piece's pairs), where a vectorised min and a second
-        # scan for its place cost more in set-up than in compares.
-        best = ranks[0]
-        i = 0
-        for j in range(1, m - 1):
-            if ranks[j] < best:
-                best = ranks[j]
-                i = j
+        best = lowest_rank(ranks, m, &i)
         if best == RANK_NONE:
             break
         tokens[i] = merged_id(t, best)
@@ -549,16 +556,11 @@ cdef inline void merge_parts(const RankTables* t, token_t* tokens, rank_t* ranks
     (ranks[k]: the rank of parts k and k+1, RANK_NONE after the last and beside a part that is
     no token: negative, or waiting). waits, when not NULL, moves with the parts. The arrays
     have room for fixed-size moves of CHARS_MAX entries past the last part."""
-    cdef Py_ssize_t k, j, n = m[0]
+    cdef Py_ssize_t k, n = m[0]
     cdef rank_t best
     cdef int32_t move_buf[CHARS_MAX]
     while n > 1:
-        best = ranks[0]
-        k = 0
-        for j in range(1, n - 1):
-            if ranks[j] < best:
-                best = ranks[j]
-                k = j
+        best = lowest_rank(ranks, n, &k)
         if best >= limit:
             break
         tokens[k] = merged_id(t, best)

@@ -23,7 +23,7 @@ from cybpe._c.mem_pool cimport MemPool
 
 
 cdef class RankEncoder:
-    cdef MemPool mem                         # every malloc'ed table (not the big tables, not the cut tables)
+    cdef MemPool mem                         # every malloc'ed table (not the big tables, not the cut or character tables)
     cdef RankTables tables
     cdef readonly Py_ssize_t n_tokens         # ordinary ids are 0 .. n_tokens-1
     cdef readonly Py_ssize_t pair_table_size  # entries in the pair table

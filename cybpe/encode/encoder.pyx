@@ -1277,7 +1277,8 @@ cdef class RankEncoder:
 
     @property
     def char_merges(self):
-        """Whether pieces of three-byte characters are merged character by character."""
+        """Whether CJK, kana and Hangul (three-byte characters from U+3000) are merged a
+        character at a time (char_merges.pxd)."""
         return self.tables.char_merges != NULL
 
     def _merge_chars(self, piece):

@@ -30,10 +30,11 @@ as one part (char_merges.pxd). ``merge_piece`` picks one (or is told which, for 
 #   arrays have room past the last part), not two memmove calls: with a piece's few pairs, a
 #   vectorised min plus a scan for its first occurrence and the calls cost more than the work.
 # * A piece of at most 96 bytes with CJK, kana or Hangul (a three-byte character from U+3000)
-#   first tries the character path: a third as many parts, no pair lookups inside characters,
-#   and the pairs' lookups of the first round fetched together. Cold passes, Llama 3 ja +8%,
-#   o200k zh-Hant +9%. Abugidas (U+0800-U+2FFF) stay bytes: their marks often merge with a
-#   neighbour before the characters are done, where the path is slower (o200k Tamil -10-25%).
+#   first tries the character path: a third as many parts, and no pair lookups inside
+#   characters. Cold passes, Llama 3 ja +8%, o200k zh-Hant +9%. Abugidas (U+0800-U+2FFF) stay
+#   bytes: their marks often merge with a neighbour before the characters are done, where the
+#   path is slower (o200k Tamil -10-25%). Its first round's pair lookups are not prefetched:
+#   that cost 3-5% on the parts bench.
 
 from libc.stdint cimport int32_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport free, malloc, qsort, realloc
@@ -42,8 +43,7 @@ from libc.string cimport memcmp, memcpy, memmove, memset
 from cybpe.encode.char_merges cimport (
     CHAR_NO_ID, char_entry, char_entry_id, char_entry_split, char_entry_token, char_entry_wait,
     mixed_place)
-from cybpe.encode.rank_tables cimport (
-    MAX_IDS, RANK_NONE, RankTables, merged_id, pair_rank, prefetch_pair)
+from cybpe.encode.rank_tables cimport MAX_IDS, RANK_NONE, RankTables, merged_id, pair_rank
 from cybpe._c.cpu cimport lowest_bit, prefetch_read
 from cybpe._c.types cimport IdBuffer, rank_t, token_t
 
@@ -660,15 +660,7 @@ cdef int merge_chars(const RankTables* t, const uint8_t* s, Py_ssize_t n,
         m += 1
     if chars == 0:
         return GAVE_UP
-    # The pairs' rows, then their first slots, are fetched before any is probed: each lookup is
-    # two dependent cache misses, and the parts' lookups are independent of one another.
     # Two bytes' pair is read from the byte-pair table, as merge_linear's first round does.
-    for k in range(m - 1):
-        if tokens[k] >= 0 and (starts[k] < 0 or starts[k + 1] < 0):
-            prefetch_read(&t.pair_rows[tokens[k]])
-    for k in range(m - 1):
-        if tokens[k] >= 0 and tokens[k + 1] >= 0 and (starts[k] < 0 or starts[k + 1] < 0):
-            prefetch_pair(t, tokens[k], tokens[k + 1])
     for k in range(m - 1):
         if starts[k] >= 0 and starts[k + 1] >= 0:
             ranks[k] = t.byte_pair_rank[((<Py_ssize_t>s[starts[k]]) << 8) | s[starts[k + 1]]]

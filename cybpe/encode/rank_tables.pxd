@@ -3,7 +3,6 @@
 
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 
-from cybpe._c.cpu cimport prefetch_read
 from cybpe._c.types cimport rank_t, token_t
 
 cdef extern from *:
@@ -110,12 +109,3 @@ cdef inline rank_t pair_rank(const RankTables* t, token_t left, token_t right) n
         return RANK_NONE
     slot = pair_slot(t, start, size, right)[0]
     return RANK_NONE if slot == EMPTY_PAIR_SLOT else <rank_t>(<uint32_t>slot)
-
-
-cdef inline void prefetch_pair(const RankTables* t, token_t left, token_t right) noexcept nogil:
-    """Start loading the slot where pair_rank(t, left, right) starts looking (pair_rows[left]
-    is read: best fetched first)."""
-    cdef uint32_t start = t.pair_rows[left]
-    cdef uint32_t size = t.pair_rows[left + 1] - start
-    if size != 0:
-        prefetch_read(&t.pair_slots[start + pair_row_index(right, size)])

@@ -27,7 +27,7 @@
 #
 #     from cybpe.encode.char_merges cimport build_char_tables, free_char_tables, char_entry, mixed_place
 #     if build_char_tables(&tables) != 0: ...     # MemoryError; NULL tables: no such path
-#     e = char_entry(&tables, s)                  # s[0:3] a three-byte form (lead 0xE3-0xEF)
+#     e = char_entry(&tables, s)                  # s[0:3] a three-byte form, is_form_lead(s[0])
 #     if not char_entry_split(e): token, wait = char_entry_token(e), char_entry_wait(e)
 #     else: ids char_entry_id(e, 0..2), the third CHAR_NO_ID when there are two
 #     if mixed_place(&tables, s, n, p): ...       # 0 < p < n; False is certain
@@ -50,6 +50,11 @@ cdef enum:
     CHAR_NO_ID = (1 << 21) - 1   # "no third id"; vocabularies this large get no tables
     FIRST_FORM = 0x3000          # the forms of U+3000-U+FFFF (CJK, kana, Hangul) have entries
     FORMS = 0x10000 - 0x3000
+
+
+cdef inline bint is_form_lead(uint8_t b) noexcept nogil:
+    """b leads a three-byte form that has an entry (U+3000-U+FFFF: 0xE3-0xEF)."""
+    return 0xE3 <= b <= 0xEF
 
 
 cdef inline uint32_t char_index(const uint8_t* c) noexcept nogil:

@@ -42,7 +42,7 @@ from libc.string cimport memcmp, memcpy, memmove, memset
 
 from cybpe.encode.char_merges cimport (
     CHAR_NO_ID, char_entry, char_entry_id, char_entry_split, char_entry_token, char_entry_wait,
-    mixed_place)
+    is_form_lead, mixed_place)
 from cybpe.encode.rank_tables cimport MAX_IDS, RANK_NONE, RankTables, merged_id, pair_rank
 from cybpe._c.cpu cimport lowest_bit, prefetch_read
 from cybpe._c.types cimport IdBuffer, rank_t, token_t
@@ -635,7 +635,7 @@ cdef int merge_chars(const RankTables* t, const uint8_t* s, Py_ssize_t n,
         if m == CHARS_MAX:
             return GAVE_UP
         waits[m] = RANK_NONE
-        if (0xE3 <= s[i] <= 0xEF and i + 3 <= n and (s[i + 1] & 0xC0) == 0x80
+        if (is_form_lead(s[i]) and i + 3 <= n and (s[i + 1] & 0xC0) == 0x80
                 and (s[i + 2] & 0xC0) == 0x80 and (i + 3 == n or (s[i + 3] & 0xC0) != 0x80)
                 and (i == 0 or not (checked_mixed if checked == i else mixed_place(t, s, n, i)))):
             checked = i + 3  # the right boundary, which the next character asks about again
@@ -709,7 +709,7 @@ cdef int merge_piece(const RankTables* t, const uint8_t* s, Py_ssize_t n, IdBuff
         out.size += 1
         return 0
     cdef int rc
-    if path == PATH_AUTO and (0xE3 <= s[0] <= 0xEF or 0xE3 <= s[1] <= 0xEF) \
+    if path == PATH_AUTO and (is_form_lead(s[0]) or is_form_lead(s[1])) \
             and t.char_merges != NULL:
         rc = merge_chars(t, s, n, out)
         if rc != GAVE_UP:

@@ -43,7 +43,7 @@ from libc.string cimport memcmp, memcpy, memmove, memset
 from cybpe.encode.char_merges cimport (
     CHAR_NO_ID, char_entry, char_entry_id, char_entry_split, char_entry_token, char_entry_wait,
     is_form_lead, mixed_place)
-from cybpe.encode.rank_tables cimport MAX_IDS, RANK_NONE, RankTables, merged_id, pair_rank
+from cybpe.encode.rank_tables cimport MAX_IDS, RANK_NONE, RankTables, merged_id, pair_rank, pair_ranks_two
 from cybpe._c.cpu cimport lowest_bit, prefetch_read
 from cybpe._c.types cimport IdBuffer, rank_t, token_t
 
@@ -123,9 +123,12 @@ cdef int merge_linear(const RankTables* t, const uint8_t* s, Py_ssize_t n,
             memmove(tokens + i + 1, tokens + i + 2, (m - i - 2) * sizeof(token_t))
             memmove(ranks + i + 1, ranks + i + 2, (m - i - 2) * sizeof(rank_t))
         m -= 1
-        ranks[i] = pair_rank(t, tokens[i], tokens[i + 1]) if i + 1 < m else RANK_NONE
-        if i > 0:
-            ranks[i - 1] = pair_rank(t, tokens[i - 1], tokens[i])
+        if i + 1 < m and i > 0:
+            pair_ranks_two(t, tokens[i], tokens[i + 1], tokens[i - 1], tokens[i], &ranks[i], &ranks[i - 1])
+        else:
+            ranks[i] = pair_rank(t, tokens[i], tokens[i + 1]) if i + 1 < m else RANK_NONE
+            if i > 0:
+                ranks[i - 1] = pair_rank(t, tokens[i - 1], tokens[i])
     memcpy(out.data + out.size, tokens, m * sizeof(token_t))
     out.size += m
     if tokens != stack_tokens:
@@ -558,6 +561,7 @@ cdef inline void merge_parts(const RankTables* t, token_t* tokens, rank_t* ranks
     have room for fixed-size moves of CHARS_MAX entries past the last part."""
     cdef Py_ssize_t k, n = m[0]
     cdef rank_t best
+    cdef bint left, right
     cdef int32_t move_buf[CHARS_MAX]
     while n > 1:
         best = lowest_rank(ranks, n, &k)
@@ -570,13 +574,14 @@ cdef inline void merge_parts(const RankTables* t, token_t* tokens, rank_t* ranks
             drop_part(waits, k, CHARS_MAX, move_buf)
         n -= 1
         ranks[n - 1] = RANK_NONE
-        ranks[k] = pair_rank(t, tokens[k], tokens[k + 1]) \
-            if k + 1 < n and tokens[k + 1] >= 0 and (waits == NULL or waits[k + 1] == RANK_NONE) \
-            else RANK_NONE
-        if k > 0:
-            ranks[k - 1] = pair_rank(t, tokens[k - 1], tokens[k]) \
-                if tokens[k - 1] >= 0 and (waits == NULL or waits[k - 1] == RANK_NONE) \
-                else RANK_NONE
+        right = k + 1 < n and tokens[k + 1] >= 0 and (waits == NULL or waits[k + 1] == RANK_NONE)
+        left = k > 0 and tokens[k - 1] >= 0 and (waits == NULL or waits[k - 1] == RANK_NONE)
+        if right and left:
+            pair_ranks_two(t, tokens[k], tokens[k + 1], tokens[k - 1], tokens[k], &ranks[k], &ranks[k - 1])
+        else:
+            ranks[k] = pair_rank(t, tokens[k], tokens[k + 1]) if right else RANK_NONE
+            if k > 0:
+                ranks[k - 1] = pair_rank(t, tokens[k - 1], tokens[k]) if left else RANK_NONE
     m[0] = n
 
 

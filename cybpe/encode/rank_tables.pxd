@@ -109,3 +109,29 @@ cdef inline rank_t pair_rank(const RankTables* t, token_t left, token_t right) n
         return RANK_NONE
     slot = pair_slot(t, start, size, right)[0]
     return RANK_NONE if slot == EMPTY_PAIR_SLOT else <rank_t>(<uint32_t>slot)
+
+
+cdef inline void pair_ranks_two(const RankTables* t, token_t left1, token_t right1, token_t left2,
+                                token_t right2, rank_t* rank1, rank_t* rank2) noexcept nogil:
+    """pair_rank of two pairs at once (a merge's new right and left neighbours): both rows'
+    first slots are found and loaded before either probe, so that their cache misses overlap
+    (one after the other, the second waited for the first)."""
+    cdef uint32_t start1 = t.pair_rows[left1], start2 = t.pair_rows[left2]
+    cdef uint32_t size1 = t.pair_rows[left1 + 1] - start1, size2 = t.pair_rows[left2 + 1] - start2
+    cdef uint64_t first1 = EMPTY_PAIR_SLOT, first2 = EMPTY_PAIR_SLOT
+    if size1:
+        first1 = t.pair_slots[start1 + pair_row_index(right1, size1)]
+    if size2:
+        first2 = t.pair_slots[start2 + pair_row_index(right2, size2)]
+    if first1 == EMPTY_PAIR_SLOT:
+        rank1[0] = RANK_NONE
+    elif <uint32_t>(first1 >> 32) == <uint32_t>right1:
+        rank1[0] = <rank_t>(<uint32_t>first1)
+    else:
+        rank1[0] = pair_rank(t, left1, right1)
+    if first2 == EMPTY_PAIR_SLOT:
+        rank2[0] = RANK_NONE
+    elif <uint32_t>(first2 >> 32) == <uint32_t>right2:
+        rank2[0] = <rank_t>(<uint32_t>first2)
+    else:
+        rank2[0] = pair_rank(t, left2, right2)

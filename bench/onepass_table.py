@@ -33,7 +33,7 @@ def table(rows: dict) -> str:
     peers = [lib for lib in libs if not lib.startswith("cybpe")]
     out, ratios_all = [], []
     versions = {lib: info["version"] for cell in rows.values() for lib, info in cell.items()}
-    for vocab in sorted({v for v, _ in rows}, key=["cl100k_base", "o200k_base", "llama3"].index):
+    for vocab in sorted({v for v, _ in rows}, key=["cl100k_base", "o200k_base", "llama3", "qwen3"].index):
         langs = sorted({lang for v, lang in rows if v == vocab},
                        key=lambda lang: (ORDER.index(lang) if lang in ORDER else len(ORDER), lang))
         out.append(f"\n**{vocab}**, MB/s, one pass (ids differing from the reference in parentheses, unranked)\n")

@@ -1,12 +1,12 @@
 """The encode headline: one pass over documents no library has seen, every eval language.
 
 For each text of ``eval/docs`` (15 languages) and ``eval/code`` (C, Python), cut into 16 KB
-documents, and for each vocabulary (cl100k_base, o200k_base, Llama 3), every installed library
+documents, and for each vocabulary (cl100k_base, o200k_base, Llama 3; Qwen3 on request), every installed library
 encodes every document exactly once, one thread, list output: round r encodes documents r,
 r + R, r + 2R, ... (R = ``BENCH_ROUNDS``), so no round repeats a document and a cache kept
 across calls helps only as much as it would on a stream of new documents. The ids of every
 document are compared with the reference (tiktoken for the OpenAI vocabularies, HF tokenizers
-for Llama 3); a library whose ids differ is reported as such and left out of the ranking.
+for Llama 3 and Qwen3); a library whose ids differ is reported as such and left out of the ranking.
 
 Each row's ``extra_info`` holds ``pass_mb_s`` (all bytes over the summed round times: the
 headline), ``ids_identical``, the library's version and, for one-thread rows,
@@ -19,7 +19,9 @@ JSON into the README's table of ratios (cybpe over the fastest exact peer, cell 
     python bench/onepass_table.py onepass.json
 
 ``BENCH_ROUNDS`` (default 5) rounds per cell; ``BENCH_PASS_MB`` (default 1.0) caps the text
-taken from each file. ``BENCH_VOCABS`` / ``BENCH_LANGS`` (comma lists) narrow the run. Peers
+taken from each file. ``BENCH_VOCABS`` / ``BENCH_LANGS`` (comma lists) narrow the run;
+``BENCH_VOCABS=cl100k_base,o200k_base,llama3,qwen3`` adds Qwen3's folder (the transformers
+patch's second vocabulary: a byte-level BPE with NFC and single-digit pieces). Peers
 that are not installed are skipped by name; ``pip install -e ".[bench]"`` installs them all
 but nanotok, which needs a build of its own (README, Performance).
 """
@@ -43,7 +45,9 @@ DOC_CHARS = 16_000
 VOCABS = [v for v in os.environ.get("BENCH_VOCABS", "cl100k_base,o200k_base,llama3").split(",") if v]
 LIBS = ["cybpe", "cybpe-2threads", "tiktoken", "hf", "fastokens", "quicktok", "tokie", "bpe-openai", "nanotok"]
 # The reference each vocabulary's ids are checked against (cybpe's own when it is missing).
-REFERENCE = {"cl100k_base": "tiktoken", "o200k_base": "tiktoken", "llama3": "hf"}
+REFERENCE = {"cl100k_base": "tiktoken", "o200k_base": "tiktoken", "llama3": "hf", "qwen3": "hf"}
+#: the vocabularies read from a shared tokenizer.json folder of that name (the others: .tiktoken)
+HF_FOLDERS = ("llama3", "qwen3")
 VERSIONS = {"cybpe": "cybpe", "cybpe-2threads": "cybpe", "tiktoken": "tiktoken", "hf": "tokenizers",
             "fastokens": "fastokens", "quicktok": "quicktok-v1", "tokie": "tokie",
             "bpe-openai": "bpe-openai", "nanotok": "nanotok"}
@@ -109,8 +113,8 @@ class Encoders:
     def _paths(self, vocab: str) -> tuple[Path, Path | None]:
         """(cybpe's source file, the tokenizer.json peers load)."""
         v = shared_path() / "vocab"
-        if vocab == "llama3":
-            return v / "llama3" / "tokenizer.json", v / "llama3" / "tokenizer.json"
+        if vocab in HF_FOLDERS:
+            return v / vocab / "tokenizer.json", v / vocab / "tokenizer.json"
         if vocab == "o200k_base":
             return v / "o200k_base.tiktoken", v / "gpt4o-hf" / "tokenizer.json"
         source = v / f"{vocab}.tiktoken"
@@ -127,7 +131,7 @@ class Encoders:
         key = (vocab, f"{row}-tokenizer")
         if key not in self.built:
             source = shared_path() / "vocab"
-            self.built[key] = (cybpe.Tokenizer.from_hf(source / "llama3" / "tokenizer.json") if vocab == "llama3"
+            self.built[key] = (cybpe.Tokenizer.from_hf(source / vocab / "tokenizer.json") if vocab in HF_FOLDERS
                                else cybpe.Tokenizer.from_tiktoken(source / f"{vocab}.tiktoken"))
         return self.built[key]
 
@@ -141,7 +145,7 @@ class Encoders:
         if lib == "tiktoken":
             import tiktoken
 
-            if vocab == "llama3":
+            if vocab in HF_FOLDERS:
                 return None
             tok = self.cybpe_tokenizer(vocab)
             # The shared ranks and the encoding's pattern string (cybpe's is tiktoken's own).
@@ -156,7 +160,7 @@ class Encoders:
         if lib == "fastokens":
             import fastokens
 
-            ft = (fastokens.Tokenizer.from_file(str(peer)) if vocab == "llama3"
+            ft = (fastokens.Tokenizer.from_file(str(peer)) if vocab in HF_FOLDERS
                   else fastokens.Tokenizer.from_tiktoken(str(source), encoding=vocab))
             return lambda text: ft.encode(text, add_special_tokens=False).ids
         if lib == "quicktok":

@@ -123,15 +123,16 @@ cdef inline void pair_ranks_two(const RankTables* t, token_t left1, token_t righ
         first1 = t.pair_slots[start1 + pair_row_index(right1, size1)]
     if size2:
         first2 = t.pair_slots[start2 + pair_row_index(right2, size2)]
-    if first1 == EMPTY_PAIR_SLOT:
-        rank1[0] = RANK_NONE
-    elif <uint32_t>(first1 >> 32) == <uint32_t>right1:
-        rank1[0] = <rank_t>(<uint32_t>first1)
-    else:
-        rank1[0] = pair_rank(t, left1, right1)
-    if first2 == EMPTY_PAIR_SLOT:
-        rank2[0] = RANK_NONE
-    elif <uint32_t>(first2 >> 32) == <uint32_t>right2:
-        rank2[0] = <rank_t>(<uint32_t>first2)
-    else:
-        rank2[0] = pair_rank(t, left2, right2)
+    rank1[0] = rank_from_first_slot(t, first1, left1, right1)
+    rank2[0] = rank_from_first_slot(t, first2, left2, right2)
+
+
+cdef inline rank_t rank_from_first_slot(const RankTables* t, uint64_t first, token_t left,
+                                        token_t right) noexcept nogil:
+    """pair_rank(left, right) given the pair's first slot in its row (EMPTY_PAIR_SLOT for an
+    empty row): the probe goes on past that slot only when it holds another pair."""
+    if first == EMPTY_PAIR_SLOT:
+        return RANK_NONE
+    if <uint32_t>(first >> 32) == <uint32_t>right:
+        return <rank_t>(<uint32_t>first)
+    return pair_rank(t, left, right)

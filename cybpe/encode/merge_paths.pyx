@@ -83,6 +83,19 @@ cdef inline rank_t lowest_rank(const rank_t* ranks, Py_ssize_t m, Py_ssize_t* at
     return best
 
 
+cdef inline void rank_neighbours(const RankTables* t, const token_t* tokens, rank_t* ranks,
+                                 Py_ssize_t k, bint left, bint right) noexcept nogil:
+    """After part k has changed: ranks[k] (its pair with part k+1) looked up where right allows
+    it, else RANK_NONE, and for k > 0 ranks[k-1] (with part k-1) likewise by left. When both are
+    looked up, their first slots load together (pair_ranks_two: the two misses overlap)."""
+    if left and right:
+        pair_ranks_two(t, tokens[k], tokens[k + 1], tokens[k - 1], tokens[k], &ranks[k], &ranks[k - 1])
+        return
+    ranks[k] = pair_rank(t, tokens[k], tokens[k + 1]) if right else RANK_NONE
+    if k > 0:
+        ranks[k - 1] = pair_rank(t, tokens[k - 1], tokens[k]) if left else RANK_NONE
+
+
 cdef int merge_linear(const RankTables* t, const uint8_t* s, Py_ssize_t n,
                       IdBuffer* out) noexcept nogil:
     """BPE of n >= 2 bytes, rescanning the ranks of all adjacent pairs each round (tiktoken's
@@ -123,12 +136,7 @@ cdef int merge_linear(const RankTables* t, const uint8_t* s, Py_ssize_t n,
             memmove(tokens + i + 1, tokens + i + 2, (m - i - 2) * sizeof(token_t))
             memmove(ranks + i + 1, ranks + i + 2, (m - i - 2) * sizeof(rank_t))
         m -= 1
-        if i + 1 < m and i > 0:
-            pair_ranks_two(t, tokens[i], tokens[i + 1], tokens[i - 1], tokens[i], &ranks[i], &ranks[i - 1])
-        else:
-            ranks[i] = pair_rank(t, tokens[i], tokens[i + 1]) if i + 1 < m else RANK_NONE
-            if i > 0:
-                ranks[i - 1] = pair_rank(t, tokens[i - 1], tokens[i])
+        rank_neighbours(t, tokens, ranks, i, i > 0, i + 1 < m)
     memcpy(out.data + out.size, tokens, m * sizeof(token_t))
     out.size += m
     if tokens != stack_tokens:
@@ -561,7 +569,6 @@ cdef inline void merge_parts(const RankTables* t, token_t* tokens, rank_t* ranks
     have room for fixed-size moves of CHARS_MAX entries past the last part."""
     cdef Py_ssize_t k, n = m[0]
     cdef rank_t best
-    cdef bint left, right
     cdef int32_t move_buf[CHARS_MAX]
     while n > 1:
         best = lowest_rank(ranks, n, &k)
@@ -574,14 +581,9 @@ cdef inline void merge_parts(const RankTables* t, token_t* tokens, rank_t* ranks
             drop_part(waits, k, CHARS_MAX, move_buf)
         n -= 1
         ranks[n - 1] = RANK_NONE
-        right = k + 1 < n and tokens[k + 1] >= 0 and (waits == NULL or waits[k + 1] == RANK_NONE)
-        left = k > 0 and tokens[k - 1] >= 0 and (waits == NULL or waits[k - 1] == RANK_NONE)
-        if right and left:
-            pair_ranks_two(t, tokens[k], tokens[k + 1], tokens[k - 1], tokens[k], &ranks[k], &ranks[k - 1])
-        else:
-            ranks[k] = pair_rank(t, tokens[k], tokens[k + 1]) if right else RANK_NONE
-            if k > 0:
-                ranks[k - 1] = pair_rank(t, tokens[k - 1], tokens[k]) if left else RANK_NONE
+        rank_neighbours(t, tokens, ranks, k,
+                        k > 0 and tokens[k - 1] >= 0 and (waits == NULL or waits[k - 1] == RANK_NONE),
+                        k + 1 < n and tokens[k + 1] >= 0 and (waits == NULL or waits[k + 1] == RANK_NONE))
     m[0] = n
 
 
@@ -605,10 +607,10 @@ cdef void merge_waiting_parts(const RankTables* t, token_t* tokens, rank_t* rank
         while waits[k] != wait:  # where that part is now
             k += 1
         waits[k] = RANK_NONE
-        if k + 1 < n and tokens[k + 1] >= 0 and waits[k + 1] == RANK_NONE:
-            ranks[k] = pair_rank(t, tokens[k], tokens[k + 1])
-        if k > 0 and tokens[k - 1] >= 0 and waits[k - 1] == RANK_NONE:
-            ranks[k - 1] = pair_rank(t, tokens[k - 1], tokens[k])
+        # (the ranks beside a waiting part are RANK_NONE: a pair not looked up stays so)
+        rank_neighbours(t, tokens, ranks, k,
+                        k > 0 and tokens[k - 1] >= 0 and waits[k - 1] == RANK_NONE,
+                        k + 1 < n and tokens[k + 1] >= 0 and waits[k + 1] == RANK_NONE)
     m[0] = n
 
 

@@ -880,7 +880,8 @@ cdef int build_all_splits(RankEncoder encoder) except -1:
     finally:
         free(found)
     encoder.pair_table_size = n_found
-    t.rank_is_id = True  # rank-only vocabularies: the rank is the id (no rank_to_id table)
+    t.ids_follow_ranks = True  # rank-only vocabularies: the rank is the id (no rank_to_id table)
+    t.rank_id_offset = 0
     return 0
 
 
@@ -933,10 +934,11 @@ cdef object _merge_list_to_array(RankEncoder encoder, merges):
     return pairs
 
 
-cdef bint all_ranks_are_ids(const token_t* rank_to_id, Py_ssize_t n) noexcept nogil:
+cdef bint ids_follow_ranks(const token_t* rank_to_id, Py_ssize_t n) noexcept nogil:
+    """Whether rank_to_id[r] - r is the same for every r < n (n >= 1)."""
     cdef Py_ssize_t r
-    for r in range(n):
-        if rank_to_id[r] != r:
+    for r in range(1, n):
+        if rank_to_id[r] - r != rank_to_id[0]:
             return False
     return True
 
@@ -963,7 +965,8 @@ cdef int build_from_merges(RankEncoder encoder, merges) except -1:
     finally:
         free(found)
     encoder.pair_table_size = n_unique
-    t.rank_is_id = all_ranks_are_ids(t.rank_to_id, n_merges)
+    t.ids_follow_ranks = n_merges == 0 or ids_follow_ranks(t.rank_to_id, n_merges)
+    t.rank_id_offset = t.rank_to_id[0] if n_merges else 0
     return 0
 
 

@@ -51,10 +51,12 @@ cdef struct RankTables:
     uint64_t* pair_slots
     Py_ssize_t pair_slot_count         # slots allocated: pair_rows[n_tokens], or 1 when that is 0
     # rank -> the id of the token its merge makes (NULL for an all-splits vocabulary), read by
-    # merged_id only when ranks are not ids: rank_is_id holds for all-splits vocabularies and
-    # for a merge list whose k-th merge makes token k.
+    # merged_id only when ids do not follow ranks. ids_follow_ranks: every merge of rank r makes
+    # token r + rank_id_offset, as in all-splits vocabularies (offset 0) and in HF merge lists
+    # whose k-th merge makes token 256 + k (GPT-2, Qwen3 and GPT-4o files; not Llama 3's).
     token_t* rank_to_id
-    bint rank_is_id
+    bint ids_follow_ranks
+    token_t rank_id_offset
     Py_ssize_t n_ranks                 # ranks are 0 .. n_ranks-1
     # First-round shortcuts: the id of each byte, the rank of each byte pair (RANK_NONE if none).
     token_t byte_id[256]
@@ -74,9 +76,9 @@ cdef struct RankTables:
 
 
 cdef inline token_t merged_id(const RankTables* t, rank_t rank) noexcept nogil:
-    """The id of the token a merge of this rank makes (no table read when ranks are ids: one
+    """The id of the token a merge of this rank makes (no table read when ids follow ranks: one
     less dependent load per merge)."""
-    return <token_t>rank if t.rank_is_id else t.rank_to_id[rank]
+    return <token_t>rank + t.rank_id_offset if t.ids_follow_ranks else t.rank_to_id[rank]
 
 
 cdef inline uint32_t pair_row_index(token_t right, uint32_t row_size) noexcept nogil:

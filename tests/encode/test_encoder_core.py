@@ -29,7 +29,13 @@ from cybpe.reference.encoder import (
     reference_encode_piece_with_pairs,
     token_ids_of,
 )
-from support import HANG_GUARD_SECONDS, all_split_merges, examples, random_vocabulary
+from support import (
+    HANG_GUARD_SECONDS,
+    all_split_merges,
+    examples,
+    random_vocabulary,
+    textbook_bpe,
+)
 from cybpe.errors import EncodingError, FormatError, InvalidParameterError, InvalidTokenError
 
 # Pieces are taken from at most this many characters of each eval file (all of it when slow).
@@ -178,6 +184,31 @@ def test_dense_vocabulary_long_pieces(dense):
             _long_paths(encoder, bytes(rng.choice(alphabet) for _ in range(n)))
     for n in (2048, 4097, 100_001):
         _long_paths(encoder, b"c" * n)
+
+
+def test_merge_ids_that_follow_ranks_and_ones_that_do_not():
+    """A merge list whose k-th merge makes token 256 + k (as textbook training appends tokens,
+    and as GPT-2 and Qwen3 files are laid out) lets merges compute ids from ranks; one
+    token out of place anywhere must send every merge back to the rank -> id table. Both
+    against the reference, on every merge path."""
+    rng = random.Random(5)
+    words = [[rng.choice(b"abcde ") for _ in range(rng.randint(3, 12))] for _ in range(400)]
+    tokens = [bytes([b]) for b in range(256)]
+    merges = textbook_bpe(tokens, [list(w) for w in words], 150)
+    assert len(merges) == 150 and all(tokens[256 + k] == tokens[a] + tokens[b]
+                                      for k, (a, b) in enumerate(merges))
+    # The same merges with the last two made tokens' ids swapped: ids no longer follow ranks.
+    swapped = tokens[:-2] + [tokens[-1], tokens[-2]]
+    last = len(tokens) - 1
+    renumber = {last: last - 1, last - 1: last}
+    swapped_merges = [(renumber.get(a, a), renumber.get(b, b)) for a, b in merges]
+    pieces = [bytes(rng.choice(b"abcde ") for _ in range(rng.randint(2, 60))) for _ in range(300)]
+    pieces += [bytes(w) for w in words[:100]]
+    for vocab, vocab_merges in ((tokens, merges), (swapped, swapped_merges)):
+        encoder = RankEncoder(vocab, vocab_merges, whole_piece_lookup=False)
+        for piece in pieces:
+            want = reference_encode([piece], vocab, vocab_merges, whole_piece_lookup=False)
+            assert _all_paths(encoder, piece) == want, (piece, vocab is swapped)
 
 
 def test_runs_under_many_rank_orders():

@@ -19,13 +19,13 @@
 #     if build_cut_tables(&tables) != 0: ...        # MemoryError; NULL tables disable cutting
 #     if is_cut_point(&tables, s, n, p): ...         # 1 <= p < n: s[:p] and s[p:] merge apart
 #     cdef CutMemo memo                              # per call, on the stack
-#     memo.ready = False
+#     cut_memo_start(&memo, NULL, 0, 0)              # or over a thread's slots (thread_cache.pxd)
 #     if is_cut_point_memo(&tables, s, n, p, &memo): ...   # the same answer, remembered
 #     free_cut_tables(&tables)
 #
 # Thread safety: the tables are written once by build_cut_tables (before any encode) and only
 # read afterwards; covered() is a pure function of them, safe from any thread without the GIL.
-# A CutMemo belongs to one call of one thread.
+# A CutMemo belongs to one call of one thread, and its slots to that thread.
 
 from libc.stdint cimport uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free
@@ -75,17 +75,38 @@ cdef inline bint is_cut_point(const RankTables* t, const uint8_t* s, Py_ssize_t 
 
 
 cdef enum:
-    CUT_MEMO_BITS = 11        # a call's memo of covered(): 2,048 slots of 8 bytes (16 KiB)
+    CUT_MEMO_CALL_BITS = 11   # a call's own memo, without a thread memo: 2,048 slots (16 KiB)
 
 
 cdef struct CutMemo:
-    # covered() of the places a call has tested, by the four bytes around the place, which are
-    # all it reads (s[p-2], s[p-1], s[p], s[p+1]). CJK text tests the same character pairs over
-    # and over, and each test is up to four hashed bitmap reads (mostly cache misses); a slot is
-    # one read of a table that stays in L1. Direct-mapped; a slot is (bytes << 32) | 2 | covered,
-    # 0 when empty. Per call (on the caller's stack), cleared on first use.
-    bint ready
-    uint64_t slots[1 << CUT_MEMO_BITS]
+    # covered() of the places tested, by the four bytes around the place, which are all it reads
+    # (s[p-2], s[p-1], s[p], s[p+1]). CJK text tests the same character pairs over and over, and
+    # each test is up to four hashed bitmap reads (mostly cache misses); a slot is one read of a
+    # table that stays in L1 or L2. Direct-mapped; a slot is (bytes << 32) | stamp | covered,
+    # 0 when empty. The slots are the thread's (thread_cache.pxd, 2^14 of them, kept across
+    # calls for one encoder: documents of a language share most of their places), or else
+    # ``own``, per call on the caller's stack, cleared on first use.
+    uint64_t* slots
+    uint64_t stamp            # bits 2-31 of every slot this call writes: (generation << 2) | 2
+    int shift                 # 64 - log2(slots)
+    bint ready                # slots can be read (own is cleared on first use)
+    uint64_t own[1 << CUT_MEMO_CALL_BITS]
+
+
+cdef inline void cut_memo_start(CutMemo* memo, uint64_t* thread_slots, int bits,
+                                uint32_t generation) noexcept nogil:
+    """Ready memo for a call: over thread_slots (2^bits slots, valid for this 30-bit
+    generation of the calling encoder), or, when thread_slots is NULL, over its own."""
+    if thread_slots != NULL:
+        memo.slots = thread_slots
+        memo.stamp = ((<uint64_t>generation) << 2) | 2
+        memo.shift = 64 - bits
+        memo.ready = True
+    else:
+        memo.slots = memo.own
+        memo.stamp = 2
+        memo.shift = 64 - CUT_MEMO_CALL_BITS
+        memo.ready = False
 
 
 cdef inline bint is_cut_point_memo(const RankTables* t, const uint8_t* s, Py_ssize_t n,
@@ -98,15 +119,16 @@ cdef inline bint is_cut_point_memo(const RankTables* t, const uint8_t* s, Py_ssi
     if memo == NULL or p < 2 or p + 2 > n:
         return not covered(t, s, n, p)
     if not memo.ready:
-        memset(memo.slots, 0, sizeof(memo.slots))
+        memset(memo.own, 0, sizeof(memo.own))
         memo.ready = True
     cdef uint64_t key = ((<uint64_t>s[p - 2]) << 24) | ((<uint64_t>s[p - 1]) << 16) \
         | ((<uint64_t>here) << 8) | s[p + 1]
-    cdef uint64_t* slot = &memo.slots[(key * FIBONACCI) >> (64 - CUT_MEMO_BITS)]
-    if (slot[0] >> 32) == key and slot[0] & 2:
+    cdef uint64_t* slot = &memo.slots[(key * FIBONACCI) >> memo.shift]
+    cdef uint64_t tag = (key << 32) | memo.stamp
+    if (slot[0] & ~(<uint64_t>1)) == tag:
         return not (slot[0] & 1)
     cdef bint found = covered(t, s, n, p)
-    slot[0] = (key << 32) | 2 | found
+    slot[0] = tag | found
     return not found
 
 

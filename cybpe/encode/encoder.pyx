@@ -49,7 +49,7 @@ from cybpe.encode.merge_paths cimport (
     PATH_AUTO, PATH_BUCKET, PATH_CHARS, PATH_HEAP, PATH_LINEAR, PATH_RUNS, merge_piece)
 from cybpe.encode.char_merges cimport build_char_tables, free_char_tables
 from cybpe.encode.cut_points cimport (
-    CutMemo, build_cut_tables, free_cut_tables, is_cut_point, is_cut_point_memo)
+    CutMemo, build_cut_tables, cut_memo_start, free_cut_tables, is_cut_point, is_cut_point_memo)
 from cybpe.encode.id_ints cimport ID_INT_STRIDE, id_int_base, id_int_take, id_ints_cover
 from cybpe.encode.rank_tables cimport (
     EMPTY_PAIR_SLOT, MAX_IDS, RankTables, TokenSlot, pair_rank, pair_slot,
@@ -60,6 +60,7 @@ from cybpe.encode.thread_cache cimport (
     Front, FrontEntry, FRONT_BITS, FRONT_MAX_BYTES, FRONT_MAX_IDS, front_count, front_pays,
     thread_front,
     thread_front_set_generation,
+    thread_cut_memo, CUT_MEMO_BITS, CUT_MEMO_GENERATIONS,
     thread_cache_mask, thread_cache_salt, thread_cache_tag, thread_cache_tags,
 )
 from cybpe._c.system cimport big_table_alloc, big_table_free
@@ -1099,7 +1100,11 @@ cdef class RankEncoder:
         cdef Front front = thread_front(shared, self.tables.cache_owner)
         cdef const Front* ascii_front = &front if front.entries != NULL else NULL
         cdef CutMemo cuts
-        cuts.ready = False
+        if front.entries != NULL:
+            cut_memo_start(&cuts, thread_cut_memo(shared), CUT_MEMO_BITS,
+                           front.generation & CUT_MEMO_GENERATIONS)
+        else:
+            cut_memo_start(&cuts, NULL, 0, 0)
         while i < n_pieces and rc == 0:
             count = min(<Py_ssize_t>LOOKAHEAD, n_pieces - i)
             for k in range(count):
@@ -1341,7 +1346,7 @@ cdef class RankEncoder:
         cdef Py_ssize_t n_pieces = len(<list>pieces), i = 0, k = 0
         cdef ThreadCacheEntry* shared = thread_cache_entries()
         cdef CutMemo cuts
-        cuts.ready = False
+        cut_memo_start(&cuts, NULL, 0, 0)
         try:
             for i in range(n_pieces):
                 piece = (<list>pieces)[i]

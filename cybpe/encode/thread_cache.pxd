@@ -59,6 +59,12 @@
 #             and e.tail == tail_word(s, n):
 #         ...  # e.ids[0:e.n_ids]
 #
+# After the front table, the cut-point memo (cut_points.pxd, CutMemo: 2^14 slots, 128 KiB) keeps
+# the thread's answers to "may a token cross this place?" for the same generation: documents of
+# one language test the same character pairs call after call.
+#
+#     memo = thread_cut_memo(entries)                 # slots valid for front.generation's low 30 bits
+#
 # front_pays / front_count keep, per thread and encoder, how many of the pieces the table
 # answered were one token: where most are (o200k's Cyrillic or Devanagari), the table steps
 # aside but for one block in 16.
@@ -142,11 +148,23 @@ cdef extern from *:
     } cybpe_front;
     #define CYBPE_THREAD_CACHE_MAIN_SIZE ((((size_t)1) << CYBPE_THREAD_CACHE_BITS) \
                                           * (sizeof(cybpe_thread_cache_entry) + sizeof(uint32_t)))
+    /* The cut-point memo (cut_points.pxd, CutMemo), after the front entries: 2^14 slots of 8
+       bytes (128 KiB), valid, like the front entries, for their generation, whose low 30 bits
+       each slot holds; the memo is cleared whenever those bits come round again. */
+    #define CYBPE_CUT_MEMO_BITS 14
+    #define CYBPE_CUT_MEMO_GENERATIONS 0x3FFFFFFFu
     #define CYBPE_THREAD_CACHE_SIZE (CYBPE_THREAD_CACHE_MAIN_SIZE + sizeof(cybpe_front_header) \
-                                     + (((size_t)1) << CYBPE_FRONT_BITS) * sizeof(cybpe_front_entry))
+                                     + (((size_t)1) << CYBPE_FRONT_BITS) * sizeof(cybpe_front_entry) \
+                                     + (((size_t)1) << CYBPE_CUT_MEMO_BITS) * sizeof(uint64_t))
     /* The header of the front table, after a thread's entries and tags. */
     static inline cybpe_front_header* cybpe_front_header_of(cybpe_thread_cache_entry* entries) {
         return (cybpe_front_header*)((uint8_t*)entries + CYBPE_THREAD_CACHE_MAIN_SIZE);
+    }
+    /* The cut-point memo of this thread's cache (its slots are valid for the front generation
+       they hold). */
+    static inline uint64_t* cybpe_thread_cut_memo(cybpe_thread_cache_entry* entries) {
+        return (uint64_t*)((cybpe_front_entry*)(cybpe_front_header_of(entries) + 1)
+                           + (((size_t)1) << CYBPE_FRONT_BITS));
     }
     /* The front table of this thread's cache, bound to the encoder of serial `owner`. */
     static inline cybpe_front cybpe_thread_front(cybpe_thread_cache_entry* entries, uint64_t owner) {
@@ -167,6 +185,9 @@ cdef extern from *:
                 memset(f.entries, 0, (((size_t)1) << CYBPE_FRONT_BITS) * sizeof(cybpe_front_entry));
                 h->generation = 1;
             }
+            if (h->generation == 1 || (h->generation & CYBPE_CUT_MEMO_GENERATIONS) == 0)
+                memset(cybpe_thread_cut_memo(entries), 0,
+                       (((size_t)1) << CYBPE_CUT_MEMO_BITS) * sizeof(uint64_t));
         }
         f.generation = h->generation;
         return f;
@@ -299,6 +320,9 @@ cdef extern from *:
     const int FRONT_MAX_BYTES "CYBPE_FRONT_MAX_BYTES"
     const int FRONT_MAX_IDS "CYBPE_FRONT_MAX_IDS"
     Front thread_front "cybpe_thread_front"(ThreadCacheEntry* entries, uint64_t owner) noexcept nogil
+    uint64_t* thread_cut_memo "cybpe_thread_cut_memo"(ThreadCacheEntry* entries) noexcept nogil
+    const int CUT_MEMO_BITS "CYBPE_CUT_MEMO_BITS"
+    const uint32_t CUT_MEMO_GENERATIONS "CYBPE_CUT_MEMO_GENERATIONS"
     void thread_front_set_generation "cybpe_thread_front_set_generation"(
         ThreadCacheEntry* entries, uint32_t generation) noexcept nogil
     uint64_t next_encoder_serial "cybpe_next_encoder_serial"() noexcept nogil

@@ -145,3 +145,54 @@ def test_cutting_equals_hf_on_llama3():
     texts.append("".join(random.Random(6).choice(ALPHABET) for _ in range(30_000)))
     for text in texts:
         assert tok.encode_ordinary(text) == hf.encode(text, add_special_tokens=False).ids, text[:60]
+
+
+def test_the_thread_memo_of_cut_points_answers_one_encoder_and_generation():
+    """A thread keeps its cut-point answers across calls (thread_cache.pxd), valid for one
+    encoder's generation. Vocabulary `apart` cuts a CJK run at every character, `joined` (with
+    two-character tokens) nowhere: `joined` must not take `apart`'s answers, neither in the
+    next call nor when the 30 generation bits the memo keeps come round again (it is cleared
+    whenever they reach 0)."""
+    import threading
+
+    import numpy as np
+
+    from cybpe.encode.encoder import RankEncoder, _set_front_generation
+    from cybpe.reference.encoder import reference_encode
+
+    chars = "日本語文字列"
+    singles = [bytes([b]) for b in range(256)]
+    for c in chars:
+        singles += [c.encode()[:2], c.encode()]
+    apart_tokens = singles
+    joined_tokens = singles + [(a + b).encode() for a in chars for b in chars]
+    rng = random.Random(3)
+    piece = "".join(rng.choice(chars) for _ in range(400)).encode()
+    apart = RankEncoder(apart_tokens, None, whole_piece_lookup=False)
+    joined = RankEncoder(joined_tokens, None, whole_piece_lookup=False)
+    assert len(apart._cut_points(piece)) == 399 and joined._cut_points(piece) == []
+    want = {id(enc): reference_encode([piece], tokens, None, whole_piece_lookup=False)
+            for enc, tokens in ((apart, apart_tokens), (joined, joined_tokens))}
+    assert want[id(apart)] != want[id(joined)]
+    failures: list[str] = []
+
+    def encode(encoder, data=piece):
+        return encoder.encode_utf8(data, np.array([len(data)], dtype=np.int64)).tolist()
+
+    def work():  # a thread of its own: its memo starts empty
+        _set_front_generation(0)
+        for step in ("apart", "joined next", "apart again"):
+            encoder = apart if step.startswith("apart") else joined
+            if encode(encoder) != want[id(encoder)]:
+                failures.append(step)
+        _set_front_generation(0)
+        encode(apart)                        # generation 1: its answers kept with bits 1
+        _set_front_generation(0x3FFFFFFF)
+        encode(apart, b"ab")                 # generation 2^30: no cut tested, the memo cleared
+        if encode(joined) != want[id(joined)]:  # generation 2^30 + 1: bits 1 again
+            failures.append("joined after the 30 bits came round")
+
+    thread = threading.Thread(target=work)
+    thread.start()
+    thread.join()
+    assert failures == []

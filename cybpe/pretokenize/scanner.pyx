@@ -124,8 +124,30 @@ cdef inline uint32_t class_before(const uint8_t* s, Py_ssize_t n, Py_ssize_t p) 
     return cls if q == p else 0
 
 
-cdef inline Py_ssize_t skip_in(const uint8_t* s, Py_ssize_t n, Py_ssize_t p, uint32_t mask) noexcept nogil:
-    """End of the run of code points from p whose class has a bit of `mask`."""
+cdef struct ClassHint:
+    # The class of the non-ASCII code point at `at` of the text being scanned, and where the
+    # next one starts, as the run that stopped there decoded it. In text whose words are cut by
+    # marks (Devanagari, Tamil with the cl100k-like patterns) a piece is one or two characters,
+    # and the character that ends a run starts the next piece: the hint saves decoding it twice.
+    # A class is a function of the text and the place alone, so an old hint is never wrong.
+    Py_ssize_t at             # -1: none
+    Py_ssize_t next
+    uint32_t cls
+
+
+cdef inline uint32_t class_at_hinted(const uint8_t* s, Py_ssize_t n, Py_ssize_t p, Py_ssize_t* q,
+                                     const ClassHint* hint) noexcept nogil:
+    """class_at, from the hint when it holds the code point at p."""
+    if hint != NULL and hint.at == p:
+        q[0] = hint.next
+        return hint.cls
+    return class_at(s, n, p, q)
+
+
+cdef inline Py_ssize_t skip_in_hinting(const uint8_t* s, Py_ssize_t n, Py_ssize_t p, uint32_t mask,
+                                       ClassHint* hint) noexcept nogil:
+    """End of the run of code points from p whose class has a bit of `mask`; a non-ASCII code
+    point that ends it goes into the hint (when not NULL)."""
     cdef uint32_t cls
     cdef Py_ssize_t q
     while p < n:
@@ -135,6 +157,10 @@ cdef inline Py_ssize_t skip_in(const uint8_t* s, Py_ssize_t n, Py_ssize_t p, uin
         elif cls & CYBPE_NONASCII:
             cls = decode_class(s, n, p, &q)
             if not (cls & mask):
+                if hint != NULL:
+                    hint.at = p
+                    hint.next = q
+                    hint.cls = cls
                 break
             p = q
         else:
@@ -142,9 +168,15 @@ cdef inline Py_ssize_t skip_in(const uint8_t* s, Py_ssize_t n, Py_ssize_t p, uin
     return p
 
 
-cdef inline Py_ssize_t skip_letters(const uint8_t* s, Py_ssize_t n, Py_ssize_t p, uint32_t mask,
-                                    bint lower_only) noexcept nogil:
-    """skip_in for a letter class; ASCII letters go 8 bytes at a time.
+cdef inline Py_ssize_t skip_in(const uint8_t* s, Py_ssize_t n, Py_ssize_t p, uint32_t mask) noexcept nogil:
+    """End of the run of code points from p whose class has a bit of `mask`."""
+    return skip_in_hinting(s, n, p, mask, NULL)
+
+
+cdef inline Py_ssize_t skip_letters_hinting(const uint8_t* s, Py_ssize_t n, Py_ssize_t p,
+                                            uint32_t mask, bint lower_only,
+                                            ClassHint* hint) noexcept nogil:
+    """skip_in_hinting for a letter class; ASCII letters go 8 bytes at a time.
 
     `mask` must contain every ASCII letter (lower_only False) or the lowercase ones and no
     uppercase one (lower_only True).
@@ -155,7 +187,13 @@ cdef inline Py_ssize_t skip_letters(const uint8_t* s, Py_ssize_t n, Py_ssize_t p
         p += k
         if k < 8:
             break
-    return skip_in(s, n, p, mask)
+    return skip_in_hinting(s, n, p, mask, hint)
+
+
+cdef inline Py_ssize_t skip_letters(const uint8_t* s, Py_ssize_t n, Py_ssize_t p, uint32_t mask,
+                                    bint lower_only) noexcept nogil:
+    """skip_letters_hinting without a hint."""
+    return skip_letters_hinting(s, n, p, mask, lower_only, NULL)
 
 
 cdef inline Py_ssize_t skip_out(const uint8_t* s, Py_ssize_t n, Py_ssize_t p, uint32_t mask) noexcept nogil:
@@ -304,7 +342,7 @@ cdef inline Py_ssize_t number_group_end(const uint8_t* s, Py_ssize_t n, Py_ssize
 
 
 cdef inline Py_ssize_t scan_gpt4(const uint8_t* s, Py_ssize_t n, Py_ssize_t i, int digits,
-                                 bint marks, bint end_of_text_first) noexcept nogil:
+                                 bint marks, bint end_of_text_first, ClassHint* hint) noexcept nogil:
     # cl100k:  '(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+
     #          | ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s
     # digits:  1, 2 or 3 for \p{N}{1,digits}+; 0 for whole \p{N}++ runs cut in threes from the right.
@@ -314,7 +352,7 @@ cdef inline Py_ssize_t scan_gpt4(const uint8_t* s, Py_ssize_t n, Py_ssize_t i, i
     cdef uint32_t word = CYBPE_L | CYBPE_M if marks else CYBPE_L
     cdef uint32_t not_prefix = CYBPE_CRLF | CYBPE_N | word
     cdef uint32_t not_punct = CYBPE_S | CYBPE_N | word
-    cdef uint32_t c = class_at(s, n, i, &j)
+    cdef uint32_t c = class_at_hinted(s, n, i, &j, hint)
     cdef uint32_t c2
     # '(?i:[sdmt]|ll|ve|re)
     if c & CYBPE_APOS:
@@ -326,9 +364,9 @@ cdef inline Py_ssize_t scan_gpt4(const uint8_t* s, Py_ssize_t n, Py_ssize_t i, i
         if j < n:
             c2 = class_at(s, n, j, &j2)
             if c2 & word:
-                return skip_letters(s, n, j2, word, False)
+                return skip_letters_hinting(s, n, j2, word, False, hint)
     elif c & word:
-        return skip_letters(s, n, j, word, False)
+        return skip_letters_hinting(s, n, j, word, False, hint)
     # \p{N}{1,3}+
     if c & CYBPE_N:
         if digits > 0:
@@ -474,26 +512,27 @@ ctypedef fused Kind:
 
 
 cdef inline Py_ssize_t piece_end(Kind* kind, const uint8_t* s, Py_ssize_t n,
-                                 Py_ssize_t pos) noexcept nogil:
-    """The end of the piece starting at ``pos``: the one place a kind names its scanner."""
+                                 Py_ssize_t pos, ClassHint* hint) noexcept nogil:
+    """The end of the piece starting at ``pos``: the one place a kind names its scanner. hint
+    (NULL for none) carries a class from one piece of a text to the next."""
     if Kind is Gpt2Kind:
         return scan_gpt2(s, n, pos)
     elif Kind is Cl100kKind:
-        return scan_gpt4(s, n, pos, 3, False, True)
+        return scan_gpt4(s, n, pos, 3, False, True, hint)
     elif Kind is O200kKind:
         return scan_o200k(s, n, pos)
     elif Kind is Llama3Kind:
-        return scan_gpt4(s, n, pos, 3, False, False)
+        return scan_gpt4(s, n, pos, 3, False, False, hint)
     elif Kind is Qwen2Kind:
-        return scan_gpt4(s, n, pos, 1, False, False)
+        return scan_gpt4(s, n, pos, 1, False, False, hint)
     elif Kind is Digits1Kind:
-        return scan_gpt4(s, n, pos, 1, False, True)
+        return scan_gpt4(s, n, pos, 1, False, True, hint)
     elif Kind is Digits2Kind:
-        return scan_gpt4(s, n, pos, 2, False, True)
+        return scan_gpt4(s, n, pos, 2, False, True, hint)
     elif Kind is DigitsRtlKind:
-        return scan_gpt4(s, n, pos, 0, False, True)
+        return scan_gpt4(s, n, pos, 0, False, True, hint)
     elif Kind is AbugidaKind:
-        return scan_gpt4(s, n, pos, 3, True, True)
+        return scan_gpt4(s, n, pos, 3, True, True, hint)
     elif Kind is SuperBpeKind:
         return scan_superbpe(s, n, pos)
     elif Kind is WholeKind:
@@ -516,6 +555,8 @@ cdef inline Py_ssize_t scan_pieces(Kind* kind, const uint8_t* s, Py_ssize_t n,
     cdef Py_ssize_t count = 0
     cdef Py_ssize_t pos = 0
     cdef Py_ssize_t found
+    cdef ClassHint hint
+    hint.at = -1
     # A first guess of the piece count: about one piece per four bytes of prose.
     if reserve_ends(ends, capacity, n // 4 + 16) != 0:
         return SCAN_NO_MEMORY
@@ -536,7 +577,7 @@ cdef inline Py_ssize_t scan_pieces(Kind* kind, const uint8_t* s, Py_ssize_t n,
                     count += found
                     pos = ends[0][count - 1]
                     continue
-        pos = piece_end(kind, s, n, pos)
+        pos = piece_end(kind, s, n, pos, &hint)
         if push_end(ends, capacity, &count, pos):
             return SCAN_NO_MEMORY
     return count
@@ -546,26 +587,26 @@ cdef inline Py_ssize_t scan_pieces(Kind* kind, const uint8_t* s, Py_ssize_t n,
 
 cdef Py_ssize_t scan_next(int kind, const uint8_t* s, Py_ssize_t n, Py_ssize_t pos) noexcept nogil:
     if kind == SCAN_GPT2:
-        return piece_end(<Gpt2Kind*>NULL, s, n, pos)
+        return piece_end(<Gpt2Kind*>NULL, s, n, pos, NULL)
     if kind == SCAN_CL100K or kind == SCAN_GPT4_DIGITS3:   # the same pattern
-        return piece_end(<Cl100kKind*>NULL, s, n, pos)
+        return piece_end(<Cl100kKind*>NULL, s, n, pos, NULL)
     if kind == SCAN_O200K:
-        return piece_end(<O200kKind*>NULL, s, n, pos)
+        return piece_end(<O200kKind*>NULL, s, n, pos, NULL)
     if kind == SCAN_LLAMA3:
-        return piece_end(<Llama3Kind*>NULL, s, n, pos)
+        return piece_end(<Llama3Kind*>NULL, s, n, pos, NULL)
     if kind == SCAN_QWEN2:
-        return piece_end(<Qwen2Kind*>NULL, s, n, pos)
+        return piece_end(<Qwen2Kind*>NULL, s, n, pos, NULL)
     if kind == SCAN_GPT4_DIGITS1:
-        return piece_end(<Digits1Kind*>NULL, s, n, pos)
+        return piece_end(<Digits1Kind*>NULL, s, n, pos, NULL)
     if kind == SCAN_GPT4_DIGITS2:
-        return piece_end(<Digits2Kind*>NULL, s, n, pos)
+        return piece_end(<Digits2Kind*>NULL, s, n, pos, NULL)
     if kind == SCAN_GPT4_DIGITS_RTL:
-        return piece_end(<DigitsRtlKind*>NULL, s, n, pos)
+        return piece_end(<DigitsRtlKind*>NULL, s, n, pos, NULL)
     if kind == SCAN_ABUGIDA:
-        return piece_end(<AbugidaKind*>NULL, s, n, pos)
+        return piece_end(<AbugidaKind*>NULL, s, n, pos, NULL)
     if kind == SCAN_SUPERBPE:
-        return piece_end(<SuperBpeKind*>NULL, s, n, pos)
-    return piece_end(<WholeKind*>NULL, s, n, pos)
+        return piece_end(<SuperBpeKind*>NULL, s, n, pos, NULL)
+    return piece_end(<WholeKind*>NULL, s, n, pos, NULL)
 
 
 cdef Py_ssize_t scan_kind_all(int kind, const uint8_t* s, Py_ssize_t n,

@@ -392,8 +392,10 @@ cdef inline Py_ssize_t contraction_suffix(const uint8_t* s, Py_ssize_t n, Py_ssi
     return p
 
 
-cdef inline Py_ssize_t o200k_word_a(const uint8_t* s, Py_ssize_t n, Py_ssize_t p) noexcept nogil:
-    """[Upper]*[Lower]+(contraction)? from p, or -1.
+cdef inline Py_ssize_t o200k_word_a(const uint8_t* s, Py_ssize_t n, Py_ssize_t p,
+                                    ClassHint* hint) noexcept nogil:
+    """[Upper]*[Lower]+(contraction)? from p, or -1. A non-ASCII code point that ends the
+    Upper run goes into the hint (when not NULL).
 
     Upper = [Lu Lt Lm Lo M], Lower = [Ll Lm Lo M]. The regex takes the longest Upper run, then
     backs off until a Lower character follows: that is the run's end when an Ll follows it,
@@ -401,7 +403,7 @@ cdef inline Py_ssize_t o200k_word_a(const uint8_t* s, Py_ssize_t n, Py_ssize_t p
     """
     cdef Py_ssize_t q
     cdef Py_ssize_t after_both = -1
-    cdef uint32_t cls
+    cdef uint32_t cls = 0
     while p < n:
         cls = class_at(s, n, p, &q)
         if not (cls & CYBPE_UPPER):
@@ -409,8 +411,13 @@ cdef inline Py_ssize_t o200k_word_a(const uint8_t* s, Py_ssize_t n, Py_ssize_t p
         if cls & CYBPE_BOTH:
             after_both = q
         p = q
-    if p < n and (class_at(s, n, p, &q) & CYBPE_LL):
-        return contraction_suffix(s, n, skip_letters(s, n, q, CYBPE_LOWER, True))
+    if p < n:  # cls and q are the class and end of the code point at p, which ended the run
+        if hint != NULL and s[p] >= 0x80:
+            hint.at = p
+            hint.next = q
+            hint.cls = cls
+        if cls & CYBPE_LL:
+            return contraction_suffix(s, n, skip_letters_hinting(s, n, q, CYBPE_LOWER, True, hint))
     if after_both >= 0:
         return contraction_suffix(s, n, after_both)
     return -1
@@ -424,28 +431,29 @@ cdef inline Py_ssize_t o200k_word_b(const uint8_t* s, Py_ssize_t n, Py_ssize_t p
     return contraction_suffix(s, n, skip_letters(s, n, e, CYBPE_LOWER, True))
 
 
-cdef inline Py_ssize_t scan_o200k(const uint8_t* s, Py_ssize_t n, Py_ssize_t i) noexcept nogil:
+cdef inline Py_ssize_t scan_o200k(const uint8_t* s, Py_ssize_t n, Py_ssize_t i,
+                                  ClassHint* hint) noexcept nogil:
     # [^\r\n\p{L}\p{N}]?[Upper]*[Lower]+(contraction)?     (A)
     # |[^\r\n\p{L}\p{N}]?[Upper]+[Lower]*(contraction)?    (B)
     # |\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+
     cdef Py_ssize_t j, j2, e
-    cdef uint32_t c = class_at(s, n, i, &j)
+    cdef uint32_t c = class_at_hinted(s, n, i, &j, hint)
     cdef uint32_t c2
     if not (c & (CYBPE_CRLF | CYBPE_L | CYBPE_N)):
         # The prefix may be taken; the regex tries A with it, A without it (possible only when
         # the prefix is itself a mark, which A then always matches), B with it.
         if j < n:
-            e = o200k_word_a(s, n, j)
+            e = o200k_word_a(s, n, j, hint)
             if e >= 0:
                 return e
         if c & CYBPE_M:
-            return o200k_word_a(s, n, i)
+            return o200k_word_a(s, n, i, hint)
         if j < n:
             e = o200k_word_b(s, n, j)
             if e >= 0:
                 return e
     elif c & CYBPE_L:
-        e = o200k_word_a(s, n, i)
+        e = o200k_word_a(s, n, i, hint)
         if e >= 0:
             return e
         return o200k_word_b(s, n, i)  # c is Lu or Lt here, so B matches
@@ -520,7 +528,7 @@ cdef inline Py_ssize_t piece_end(Kind* kind, const uint8_t* s, Py_ssize_t n,
     elif Kind is Cl100kKind:
         return scan_gpt4(s, n, pos, 3, False, True, hint)
     elif Kind is O200kKind:
-        return scan_o200k(s, n, pos)
+        return scan_o200k(s, n, pos, hint)
     elif Kind is Llama3Kind:
         return scan_gpt4(s, n, pos, 3, False, False, hint)
     elif Kind is Qwen2Kind:

@@ -135,6 +135,15 @@ cdef struct ClassHint:
     uint32_t cls
 
 
+cdef inline void keep_class(ClassHint* hint, Py_ssize_t at, Py_ssize_t next,
+                            uint32_t cls) noexcept nogil:
+    """Put the class and end of the non-ASCII code point at `at` into the hint (when not NULL)."""
+    if hint != NULL:
+        hint.at = at
+        hint.next = next
+        hint.cls = cls
+
+
 cdef inline uint32_t class_at_hinted(const uint8_t* s, Py_ssize_t n, Py_ssize_t p, Py_ssize_t* q,
                                      const ClassHint* hint) noexcept nogil:
     """class_at, from the hint when it holds the code point at p."""
@@ -157,10 +166,7 @@ cdef inline Py_ssize_t skip_in_hinting(const uint8_t* s, Py_ssize_t n, Py_ssize_
         elif cls & CYBPE_NONASCII:
             cls = decode_class(s, n, p, &q)
             if not (cls & mask):
-                if hint != NULL:
-                    hint.at = p
-                    hint.next = q
-                    hint.cls = cls
+                keep_class(hint, p, q, cls)
                 break
             p = q
         else:
@@ -412,10 +418,8 @@ cdef inline Py_ssize_t o200k_word_a(const uint8_t* s, Py_ssize_t n, Py_ssize_t p
             after_both = q
         p = q
     if p < n:  # cls and q are the class and end of the code point at p, which ended the run
-        if hint != NULL and s[p] >= 0x80:
-            hint.at = p
-            hint.next = q
-            hint.cls = cls
+        if s[p] >= 0x80:
+            keep_class(hint, p, q, cls)
         if cls & CYBPE_LL:
             return contraction_suffix(s, n, skip_letters_hinting(s, n, q, CYBPE_LOWER, True, hint))
     if after_both >= 0:

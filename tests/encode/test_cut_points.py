@@ -13,11 +13,14 @@ Three checks, each able to fail on its own:
 from __future__ import annotations
 
 import random
+import threading
 
+import numpy as np
 import pytest
 
 import cybpe
-from cybpe.reference.encoder import reference_encode_piece
+from cybpe.encode.encoder import RankEncoder, _set_front_generation
+from cybpe.reference.encoder import reference_encode, reference_encode_piece
 from support import SKIP_REASON, UDHR_DIR, eval_texts, shared_path
 
 SHARED = shared_path()
@@ -153,13 +156,6 @@ def test_the_thread_memo_of_cut_points_answers_one_encoder_and_generation():
     two-character tokens) nowhere: `joined` must not take `apart`'s answers, neither in the
     next call nor when the 30 generation bits the memo keeps come round again (it is cleared
     whenever they reach 0)."""
-    import threading
-
-    import numpy as np
-
-    from cybpe.encode.encoder import RankEncoder, _set_front_generation
-    from cybpe.reference.encoder import reference_encode
-
     chars = "日本語文字列"
     singles = [bytes([b]) for b in range(256)]
     for c in chars:

@@ -68,19 +68,30 @@ cdef inline void drop_part(int32_t* a, Py_ssize_t i, Py_ssize_t parts,
     memcpy(a + i + 1, buf, parts * sizeof(int32_t))
 
 
+cdef inline uint64_t rank_key(const rank_t* ranks, Py_ssize_t j) noexcept nogil:
+    return ((<uint64_t><uint32_t>ranks[j]) << 32) | <uint64_t>j
+
+
 cdef inline rank_t lowest_rank(const rank_t* ranks, Py_ssize_t m, Py_ssize_t* at) noexcept nogil:
     """The lowest of the ranks of m >= 2 parts' pairs (ranks[0:m-1]), its place in at[0]: one
-    pass, a strict < keeping the leftmost of equal ranks. The loop is short (a piece's pairs),
-    where a vectorised min and a second scan for its place cost more in set-up than in
-    compares."""
-    cdef rank_t best = ranks[0]
-    cdef Py_ssize_t j
-    at[0] = 0
-    for j in range(1, m - 1):
-        if ranks[j] < best:
-            best = ranks[j]
-            at[0] = j
-    return best
+    pass over keys rank << 32 | place, whose least is the leftmost of the lowest ranks. The
+    selects compile to conditional moves (a compare that branches mispredicts about ln(m) times
+    a scan, where a lower rank turns up at a place no predictor knows), in two chains that run
+    side by side (one chain's latency made short pieces slower than the branches)."""
+    cdef uint64_t even = rank_key(ranks, 0), odd = <uint64_t>-1, key
+    cdef Py_ssize_t j = 1
+    while j + 1 < m - 1:
+        key = rank_key(ranks, j)
+        odd = key if key < odd else odd
+        key = rank_key(ranks, j + 1)
+        even = key if key < even else even
+        j += 2
+    if j < m - 1:
+        key = rank_key(ranks, j)
+        odd = key if key < odd else odd
+    even = odd if odd < even else even
+    at[0] = <Py_ssize_t><uint32_t>even
+    return <rank_t>(even >> 32)
 
 
 cdef inline void rank_neighbours(const RankTables* t, const token_t* tokens, rank_t* ranks,

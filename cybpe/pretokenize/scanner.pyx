@@ -21,6 +21,10 @@
 #   find every piece start in the window at once (cl100k_window.pxd, which says how), where the
 #   per-piece scanner branched unpredictably on each piece's kind. A window's ends are written
 #   eight per pass.
+# * The cl100k-like kinds take text of three-byte letters and marks (Devanagari, Tamil, Khmer,
+#   Tibetan: the marks are no \p{L}, so a word is two to four pieces of one or two characters)
+#   a run of pieces at a time (three_byte_pieces): one loop, its decoding in line, where each
+#   piece went through the window test, the per-piece dispatch and a call per class.
 # * scan_all has one loop per kind rather than a switch per piece: the loop is written once, as a
 #   function fused over one empty type per kind (scan_pieces), and Cython writes it out per kind
 #   with the scanner and its flags as constants. gcc does not inline the scanner bodies (too
@@ -388,6 +392,71 @@ cdef inline Py_ssize_t scan_gpt4(const uint8_t* s, Py_ssize_t n, Py_ssize_t i, i
     return whitespace_end(s, n, i, end_of_text_first, False)  # c is \s: all else is covered
 
 
+cdef inline uint32_t run_class(const uint8_t* s, Py_ssize_t n, Py_ssize_t p,
+                               Py_ssize_t* q) noexcept nogil:
+    """class_at with every well-formed three-byte character decoded in line (an E0 lead needs
+    a second byte from A0, as decode_cp checks): the loops of three_byte_pieces."""
+    cdef uint32_t b0 = s[p]
+    if b0 < 0x80:
+        q[0] = p + 1
+        return cybpe_byte_class[b0]
+    if (0xE0 <= b0 <= 0xEF and p + 2 < n and is_cont(s[p + 1]) and is_cont(s[p + 2])
+            and (b0 != 0xE0 or s[p + 1] >= 0xA0)):
+        q[0] = p + 3
+        return cybpe_cp_class(((b0 & 0x0F) << 12) | ((<uint32_t>s[p + 1] & 0x3F) << 6)
+                              | (<uint32_t>s[p + 2] & 0x3F))
+    return decode_class(s, n, p, q)
+
+
+cdef inline Py_ssize_t letters_end(const uint8_t* s, Py_ssize_t n, Py_ssize_t p) noexcept nogil:
+    """End of the run of letter code points (class L) from p."""
+    cdef Py_ssize_t q
+    while p < n and run_class(s, n, p, &q) & CYBPE_L:
+        p = q
+    return p
+
+
+cdef Py_ssize_t three_byte_pieces(const uint8_t* s, Py_ssize_t n, Py_ssize_t pos,
+                                  int64_t** ends, Py_ssize_t* capacity,
+                                  Py_ssize_t* count) noexcept nogil:
+    """The pieces of scan_gpt4 (marks False) from pos while each starts at a character of
+    three or more bytes, or at a space before one, and is a letter run, one such character
+    that is no letter, number or space and the letter run after it, or a run of characters
+    that are none of the three (and the CR/LF bytes after it): Indic, Southeast Asian and Tibetan words cut
+    at every mark. Their ends go to *ends; the return is where the next piece starts (pos: none
+    taken), -1 when out of memory. The same rules as scan_gpt4 in their order, in one loop:
+    there a piece of one or two characters paid the window test, the per-piece dispatch and a
+    call per character class."""
+    cdef Py_ssize_t q, q2, end
+    cdef uint32_t c
+    cdef uint32_t not_punct = CYBPE_S | CYBPE_N | CYBPE_L
+    while pos < n:
+        if s[pos] >= 0xE0:
+            c = run_class(s, n, pos, &q)
+            if c & CYBPE_L:                                 # \p{L}++
+                end = letters_end(s, n, q)
+            elif c & (CYBPE_S | CYBPE_N):                    # whitespace and numbers: scan_gpt4
+                break
+            elif q < n and run_class(s, n, q, &q2) & CYBPE_L:  # [^\r\n\p{L}\p{N}]?+\p{L}++
+                end = letters_end(s, n, q2)
+            else:                                            # [^\s\p{L}\p{N}]++[\r\n]*+
+                end = skip_bytes(s, n, skip_out(s, n, q, not_punct), CYBPE_CRLF)
+        elif s[pos] == 0x20 and pos + 1 < n and s[pos + 1] >= 0xE0:
+            c = run_class(s, n, pos + 1, &q)
+            if c & CYBPE_L:                                  # the space as the prefix
+                end = letters_end(s, n, q)
+            elif not (c & not_punct):                        # ' ?[^\s\p{L}\p{N}]++[\r\n]*+'
+                end = skip_bytes(s, n, skip_out(s, n, q, not_punct), CYBPE_CRLF)
+            else:
+                break
+        else:
+            break
+        if push_end(ends, capacity, count, end):
+            return -1
+        pos = end
+    return pos
+
+
 cdef inline Py_ssize_t contraction_suffix(const uint8_t* s, Py_ssize_t n, Py_ssize_t p) noexcept nogil:
     """p extended by o200k's optional (?i:'s|'t|'re|'ve|'m|'ll|'d)."""
     cdef Py_ssize_t e
@@ -589,6 +658,17 @@ cdef inline Py_ssize_t scan_pieces(Kind* kind, const uint8_t* s, Py_ssize_t n,
                     count += found
                     pos = ends[0][count - 1]
                     continue
+        # Text of three-byte letters and marks (Indic, Southeast Asian, Tibetan) goes a run
+        # of pieces at a time.
+        if ((Kind is Cl100kKind or Kind is Llama3Kind or Kind is Qwen2Kind or Kind is Digits1Kind
+                or Kind is Digits2Kind)
+                and (s[pos] >= 0xE0 or (s[pos] == 0x20 and pos + 1 < n and s[pos + 1] >= 0xE0))):
+            found = three_byte_pieces(s, n, pos, ends, capacity, &count)
+            if found < 0:
+                return SCAN_NO_MEMORY
+            if found > pos:
+                pos = found
+                continue
         pos = piece_end(kind, s, n, pos, &hint)
         if push_end(ends, capacity, &count, pos):
             return SCAN_NO_MEMORY

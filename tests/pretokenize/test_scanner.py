@@ -374,6 +374,52 @@ def test_scan_next_loop_agrees_with_scan_all(name):
         assert _ends_by_scan_next(scanner(name).kind, data) == scanner(name).split_utf8(data).tolist()
 
 
+# The cl100k-like kinds take text of three-byte letters and marks a run of pieces at a time
+# (scanner.pyx, three_byte_pieces); scan_next takes every piece through the per-piece scanner.
+THREE_BYTE_KINDS = ["cl100k", "llama3", "qwen2", "gpt4-digits1", "gpt4-digits2"]
+ABUGIDA_ATOMS = (["क", "ष", "ि", "्", "ं", "ः", "।", "॥", "१", "२", "ஸ", "ி", "்", "ក", "ា", "្", "់", "។",
+                  "ཀ", "ྱ", "ོ", "་", "།", "༣", "ー", "中", "、", "😀", "\u200d", "\u200c", "\u3000", "\xa0",
+                  " ", "  ", "\n", "\r\n", " \n", "\t", "a", "Z", "'s", "'", "1", "12", ",", "-", "é", "ж"]
+                 + MARKS[:15])
+
+
+def abugida_strings(seed: int, count: int) -> list[str]:
+    rng = random.Random(seed)
+    return ["".join(rng.choice(ABUGIDA_ATOMS) for _ in range(rng.randrange(1, 40))) for _ in range(count)]
+
+
+@pytest.mark.parametrize("name", THREE_BYTE_KINDS)
+def test_three_byte_runs_split_like_regex(name):
+    for k, text in enumerate(abugida_strings(seed=31 + THREE_BYTE_KINDS.index(name), count=3000)):
+        assert_same_split(name, text, f"abugida #{k}")
+
+
+def assert_same_as_piece_by_piece(name: str, data: bytes) -> None:
+    from cybpe.pretokenize.scanner import _ends_by_scan_next
+
+    assert _ends_by_scan_next(scanner(name).kind, data) == scanner(name).split_utf8(data).tolist(), data[:80]
+
+
+@pytest.mark.parametrize("name", THREE_BYTE_KINDS)
+def test_three_byte_runs_agree_with_the_piece_scanner(name):
+    """On broken UTF-8 (overlong E0 forms, cut and stray bytes among three-byte characters),
+    where the regex cannot say, and on valid text: the same ends as piece by piece."""
+    rng = random.Random(77)
+    pool = [b"\xe0\x80\x80", b"\xe0\x9f\xbf", b"\xe0\xa4", b"\xe0", b"\xed\xa0\x80", b"\xef\xbf\xbf",
+            b"\xf0\x9f\x98\x80", b"\xf0\x9f", b"\x80", b"\xff", b" ", b"\n", b"a", b"1", b"'"]
+    pool += [atom.encode("utf-8", "surrogatepass") for atom in ABUGIDA_ATOMS]
+    for _ in range(3000):
+        assert_same_as_piece_by_piece(name, b"".join(rng.choice(pool) for _ in range(rng.randrange(1, 30))))
+
+
+@pytest.mark.parametrize("name", THREE_BYTE_KINDS)
+def test_three_byte_runs_on_abugida_corpora(name, shared_dir):
+    for lang in ("hi", "ta", "km", "dz"):
+        text = (shared_dir / "corpora" / "eval" / "docs" / f"{lang}.txt").read_text(encoding="utf-8")[:60_000]
+        assert_same_split(name, text, lang)
+        assert_same_as_piece_by_piece(name, text.encode())
+
+
 def test_threads_share_a_scanner():
     from concurrent.futures import ThreadPoolExecutor
 

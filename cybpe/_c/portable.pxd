@@ -85,16 +85,21 @@ cdef extern from *:
     #error "cybpe: needs 8-bit bytes"
     #endif
 
-    /* ---- a function kept out of line (a cold path, so that its callers stay small); a static
-       function that some of the modules it is pasted into never call (no warning) ---- */
+    /* ---- a function kept out of line (a cold path, so that its callers stay small); one put in
+       line wherever it is called (a per-character step of a hot loop, which the compiler's size
+       limits would otherwise leave as a call at some places); a static function that some of
+       the modules it is pasted into never call (no warning) ---- */
     #if defined(CYBPE_GNU)
     #define CYBPE_NOINLINE __attribute__((noinline))
+    #define CYBPE_ALWAYS_INLINE static inline __attribute__((always_inline))
     #define CYBPE_MAYBE_UNUSED __attribute__((unused))
     #elif defined(CYBPE_MSVC)
     #define CYBPE_NOINLINE __declspec(noinline)
+    #define CYBPE_ALWAYS_INLINE static __forceinline
     #define CYBPE_MAYBE_UNUSED
     #else
     #define CYBPE_NOINLINE
+    #define CYBPE_ALWAYS_INLINE static inline
     #define CYBPE_MAYBE_UNUSED
     #endif
 

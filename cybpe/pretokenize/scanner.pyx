@@ -24,7 +24,11 @@
 # * The cl100k-like kinds take text of three-byte letters and marks (Devanagari, Tamil, Khmer,
 #   Tibetan: the marks are no \p{L}, so a word is two to four pieces of one or two characters)
 #   a run of pieces at a time (three_byte_pieces): one loop, its decoding in line, where each
-#   piece went through the window test, the per-piece dispatch and a call per class.
+#   piece went through the window test, the per-piece dispatch and a call per class. o200k does
+#   the same for words of caseless letters and marks (o200k_caseless_pieces: Korean, Indic,
+#   Arabic), which its windows leave to the per-piece scanner. The class of each character in
+#   those loops comes from cybpe_quick_class, forced in line: as a Cython inline function gcc
+#   kept it a call once both loops used it.
 # * scan_all has one loop per kind rather than a switch per piece: the loop is written once, as a
 #   function fused over one empty type per kind (scan_pieces), and Cython writes it out per kind
 #   with the scanner and its flags as constants. gcc does not inline the scanner bodies (too
@@ -60,6 +64,33 @@ cdef extern from "unicode_tables.h" nogil:
     const char cybpe_ascii_fold[128]
     uint32_t cybpe_cp_class(uint32_t cp)
     char cybpe_fold_extra(uint32_t cp)
+
+
+cdef extern from *:
+    """
+    #define CYBPE_NO_QUICK_CLASS 0xFFFFFFFFu
+    /* The class bits of the code point at p (< n) when it is an ASCII byte or a well-formed
+       three-byte character (an E0 lead needs a second byte from A0, as decode_cp checks), *q
+       where the next starts; else CYBPE_NO_QUICK_CLASS and *q untouched. Always in line: the
+       run loops call it once a character, from several places. */
+    CYBPE_ALWAYS_INLINE uint32_t cybpe_quick_class(const uint8_t* s, Py_ssize_t n, Py_ssize_t p,
+                                                   Py_ssize_t* q) {
+        uint32_t b0 = s[p], b1, b2;
+        if (b0 < 0x80) {
+            *q = p + 1;
+            return cybpe_byte_class[b0];
+        }
+        if (b0 < 0xE0 || b0 > 0xEF || p + 2 >= n) return CYBPE_NO_QUICK_CLASS;
+        b1 = s[p + 1];
+        b2 = s[p + 2];
+        if ((b1 & 0xC0) != 0x80 || (b2 & 0xC0) != 0x80 || (b0 == 0xE0 && b1 < 0xA0))
+            return CYBPE_NO_QUICK_CLASS;
+        *q = p + 3;
+        return cybpe_cp_class(((b0 & 0x0F) << 12) | ((b1 & 0x3F) << 6) | (b2 & 0x3F));
+    }
+    """
+    const uint32_t NO_QUICK_CLASS "CYBPE_NO_QUICK_CLASS"
+    uint32_t cybpe_quick_class(const uint8_t* s, Py_ssize_t n, Py_ssize_t p, Py_ssize_t* q) noexcept nogil
 
 
 SCANNER_NAMES = (
@@ -394,18 +425,10 @@ cdef inline Py_ssize_t scan_gpt4(const uint8_t* s, Py_ssize_t n, Py_ssize_t i, i
 
 cdef inline uint32_t run_class(const uint8_t* s, Py_ssize_t n, Py_ssize_t p,
                                Py_ssize_t* q) noexcept nogil:
-    """class_at with every well-formed three-byte character decoded in line (an E0 lead needs
-    a second byte from A0, as decode_cp checks): the loops of three_byte_pieces."""
-    cdef uint32_t b0 = s[p]
-    if b0 < 0x80:
-        q[0] = p + 1
-        return cybpe_byte_class[b0]
-    if (0xE0 <= b0 <= 0xEF and p + 2 < n and is_cont(s[p + 1]) and is_cont(s[p + 2])
-            and (b0 != 0xE0 or s[p + 1] >= 0xA0)):
-        q[0] = p + 3
-        return cybpe_cp_class(((b0 & 0x0F) << 12) | ((<uint32_t>s[p + 1] & 0x3F) << 6)
-                              | (<uint32_t>s[p + 2] & 0x3F))
-    return decode_class(s, n, p, q)
+    """class_at for the loops of the run paths below: an ASCII byte or a well-formed three-byte
+    character always in line (cybpe_quick_class), anything else through decode_class."""
+    cdef uint32_t c = cybpe_quick_class(s, n, p, q)
+    return c if c != NO_QUICK_CLASS else decode_class(s, n, p, q)
 
 
 cdef inline Py_ssize_t letters_end(const uint8_t* s, Py_ssize_t n, Py_ssize_t p) noexcept nogil:
@@ -541,6 +564,40 @@ cdef inline Py_ssize_t scan_o200k(const uint8_t* s, Py_ssize_t n, Py_ssize_t i,
     return whitespace_end(s, n, i, False, False)
 
 
+cdef Py_ssize_t o200k_caseless_pieces(const uint8_t* s, Py_ssize_t n, Py_ssize_t pos,
+                                      int64_t** ends, Py_ssize_t* capacity,
+                                      Py_ssize_t* count) noexcept nogil:
+    """The pieces of scan_o200k from pos while each is a run of caseless letters and marks
+    (Lm, Lo, M: in both its Upper and Lower classes), alone or after one prefix character,
+    that ends before a character which is no letter and no apostrophe: Korean, Japanese,
+    Chinese, Indic, Arabic and Hebrew words. Such a run is what alternative A takes whole
+    (with a mark at pos, A without the prefix gives the same run). Their ends go to *ends; the
+    return is where the next piece starts (pos: none taken), -1 when out of memory. A run that
+    a cased letter or an apostrophe ends, and every other piece, go to scan_o200k."""
+    cdef Py_ssize_t q, q2, start, end
+    cdef uint32_t c
+    while pos < n:
+        c = run_class(s, n, pos, &q)
+        if c & CYBPE_BOTH:
+            start = q
+        elif not (c & (CYBPE_CRLF | CYBPE_L | CYBPE_N)) and q < n and run_class(s, n, q, &q2) & CYBPE_BOTH:
+            start = q2
+        else:
+            break
+        end = start
+        while end < n:
+            c = run_class(s, n, end, &q)
+            if not (c & CYBPE_BOTH):
+                break
+            end = q
+        if end < n and (c & CYBPE_L or s[end] == c"'"):
+            break
+        if push_end(ends, capacity, count, end):
+            return -1
+        pos = end
+    return pos
+
+
 cdef inline Py_ssize_t scan_superbpe(const uint8_t* s, Py_ssize_t n, Py_ssize_t i) noexcept nogil:
     # \p{N}++|[^\p{N}]++, each number run then cut into groups of three from the right
     cdef Py_ssize_t j
@@ -664,6 +721,15 @@ cdef inline Py_ssize_t scan_pieces(Kind* kind, const uint8_t* s, Py_ssize_t n,
                 or Kind is Digits2Kind)
                 and (s[pos] >= 0xE0 or (s[pos] == 0x20 and pos + 1 < n and s[pos + 1] >= 0xE0))):
             found = three_byte_pieces(s, n, pos, ends, capacity, &count)
+            if found < 0:
+                return SCAN_NO_MEMORY
+            if found > pos:
+                pos = found
+                continue
+        # o200k: words of caseless letters and marks, from the two-byte characters that its
+        # windows leave (U+0580 on) up.
+        if Kind is O200kKind and (s[pos] >= 0xD6 or (s[pos] == 0x20 and pos + 1 < n and s[pos + 1] >= 0xD6)):
+            found = o200k_caseless_pieces(s, n, pos, ends, capacity, &count)
             if found < 0:
                 return SCAN_NO_MEMORY
             if found > pos:

@@ -375,11 +375,13 @@ def test_scan_next_loop_agrees_with_scan_all(name):
 
 
 # The cl100k-like kinds take text of three-byte letters and marks a run of pieces at a time
-# (scanner.pyx, three_byte_pieces); scan_next takes every piece through the per-piece scanner.
-THREE_BYTE_KINDS = ["cl100k", "llama3", "qwen2", "gpt4-digits1", "gpt4-digits2"]
+# (scanner.pyx, three_byte_pieces), o200k words of caseless letters and marks
+# (o200k_caseless_pieces); scan_next takes every piece through the per-piece scanner.
+THREE_BYTE_KINDS = ["cl100k", "llama3", "qwen2", "gpt4-digits1", "gpt4-digits2", "o200k"]
 ABUGIDA_ATOMS = (["क", "ष", "ि", "्", "ं", "ः", "।", "॥", "१", "२", "ஸ", "ி", "்", "ក", "ា", "្", "់", "។",
                   "ཀ", "ྱ", "ོ", "་", "།", "༣", "ー", "中", "、", "😀", "\u200d", "\u200c", "\u3000", "\xa0",
-                  " ", "  ", "\n", "\r\n", " \n", "\t", "a", "Z", "'s", "'", "1", "12", ",", "-", "é", "ж"]
+                  " ", "  ", "\n", "\r\n", " \n", "\t", "a", "Z", "'s", "'", "1", "12", ",", "-", "é", "ж",
+                  "한", "국", "어", "か", "ナ", "ب", "ع", "\u064e", "\u0651", "ـ", "א", "\u05b8", "ʰ", "ǅ", "Ж", "/"]
                  + MARKS[:15])
 
 
@@ -413,8 +415,8 @@ def test_three_byte_runs_agree_with_the_piece_scanner(name):
 
 
 @pytest.mark.parametrize("name", THREE_BYTE_KINDS)
-def test_three_byte_runs_on_abugida_corpora(name, shared_dir):
-    for lang in ("hi", "ta", "km", "dz"):
+def test_three_byte_runs_on_corpora(name, shared_dir):
+    for lang in ("hi", "ta", "km", "dz", "ko", "ja", "zh-Hant", "ar"):
         text = (shared_dir / "corpora" / "eval" / "docs" / f"{lang}.txt").read_text(encoding="utf-8")[:60_000]
         assert_same_split(name, text, lang)
         assert_same_as_piece_by_piece(name, text.encode())

@@ -439,6 +439,15 @@ cdef inline Py_ssize_t letters_end(const uint8_t* s, Py_ssize_t n, Py_ssize_t p)
     return p
 
 
+cdef inline Py_ssize_t others_end(const uint8_t* s, Py_ssize_t n, Py_ssize_t p) noexcept nogil:
+    """End of the run of code points from p that are no letter, number or space: skip_out with
+    those classes, through run_class."""
+    cdef Py_ssize_t q
+    while p < n and not (run_class(s, n, p, &q) & (CYBPE_S | CYBPE_N | CYBPE_L)):
+        p = q
+    return p
+
+
 cdef Py_ssize_t three_byte_pieces(const uint8_t* s, Py_ssize_t n, Py_ssize_t pos,
                                   int64_t** ends, Py_ssize_t* capacity,
                                   Py_ssize_t* count) noexcept nogil:
@@ -463,13 +472,13 @@ cdef Py_ssize_t three_byte_pieces(const uint8_t* s, Py_ssize_t n, Py_ssize_t pos
             elif q < n and run_class(s, n, q, &q2) & CYBPE_L:  # [^\r\n\p{L}\p{N}]?+\p{L}++
                 end = letters_end(s, n, q2)
             else:                                            # [^\s\p{L}\p{N}]++[\r\n]*+
-                end = skip_bytes(s, n, skip_out(s, n, q, not_punct), CYBPE_CRLF)
+                end = skip_bytes(s, n, others_end(s, n, q), CYBPE_CRLF)
         elif s[pos] == 0x20 and pos + 1 < n and s[pos + 1] >= 0xE0:
             c = run_class(s, n, pos + 1, &q)
             if c & CYBPE_L:                                  # the space as the prefix
                 end = letters_end(s, n, q)
             elif not (c & not_punct):                        # ' ?[^\s\p{L}\p{N}]++[\r\n]*+'
-                end = skip_bytes(s, n, skip_out(s, n, q, not_punct), CYBPE_CRLF)
+                end = skip_bytes(s, n, others_end(s, n, q), CYBPE_CRLF)
             else:
                 break
         else:

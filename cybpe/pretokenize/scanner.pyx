@@ -696,12 +696,6 @@ cdef inline int window_digits(Kind* kind) noexcept nogil:
         return 3
 
 
-cdef inline bint run_may_start(const uint8_t* s, Py_ssize_t n, Py_ssize_t pos,
-                               uint8_t lead) noexcept nogil:
-    """Whether the piece at pos starts at a byte from `lead` on, or at a space before one."""
-    return s[pos] >= lead or (s[pos] == 0x20 and pos + 1 < n and s[pos + 1] >= lead)
-
-
 cdef inline Py_ssize_t scan_pieces(Kind* kind, const uint8_t* s, Py_ssize_t n,
                                    int64_t** ends, Py_ssize_t* capacity) noexcept nogil:
     """Every piece end of s[0:n]: their number, or SCAN_NO_MEMORY."""
@@ -730,20 +724,26 @@ cdef inline Py_ssize_t scan_pieces(Kind* kind, const uint8_t* s, Py_ssize_t n,
                     count += found
                     pos = ends[0][count - 1]
                     continue
-        # Runs of pieces in one loop: text of three-byte letters and marks (Indic, Southeast
-        # Asian, Tibetan) for the cl100k-like kinds; o200k's words of caseless letters and
-        # marks, from the two-byte characters its windows leave (U+0580 on) up.
-        found = pos
+        # Text of three-byte letters and marks (Indic, Southeast Asian, Tibetan) goes a run
+        # of pieces at a time.
         if ((Kind is Cl100kKind or Kind is Llama3Kind or Kind is Qwen2Kind or Kind is Digits1Kind
-                or Kind is Digits2Kind) and run_may_start(s, n, pos, 0xE0)):
+                or Kind is Digits2Kind)
+                and (s[pos] >= 0xE0 or (s[pos] == 0x20 and pos + 1 < n and s[pos + 1] >= 0xE0))):
             found = three_byte_pieces(s, n, pos, ends, capacity, &count)
-        elif Kind is O200kKind and run_may_start(s, n, pos, 0xD6):
+            if found < 0:
+                return SCAN_NO_MEMORY
+            if found > pos:
+                pos = found
+                continue
+        # o200k: words of caseless letters and marks, from the two-byte characters that its
+        # windows leave (U+0580 on) up.
+        if Kind is O200kKind and (s[pos] >= 0xD6 or (s[pos] == 0x20 and pos + 1 < n and s[pos + 1] >= 0xD6)):
             found = o200k_caseless_pieces(s, n, pos, ends, capacity, &count)
-        if found < 0:
-            return SCAN_NO_MEMORY
-        if found > pos:
-            pos = found
-            continue
+            if found < 0:
+                return SCAN_NO_MEMORY
+            if found > pos:
+                pos = found
+                continue
         pos = piece_end(kind, s, n, pos, &hint)
         if push_end(ends, capacity, &count, pos):
             return SCAN_NO_MEMORY
